@@ -1,0 +1,25 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="sst-cleaner",
+    version="0.1.0",
+    description="Site-level main-content extraction for Scrapy crawls (Site Style Tree and friends)",
+    long_description=open("README.md", encoding="utf-8").read() if __import__("os").path.exists("README.md") else "",
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["sst_cleaner", "sst_cleaner.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        "lxml>=4.9",
+        "numpy>=1.24",
+        "parsel>=1.8",
+        "itemadapter>=0.8",
+        "w3lib>=2.1",
+        "snowballstemmer>=2.2",
+        "scrapy>=2.13",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "hypothesis>=6"],
+        "bench": ["trafilatura"],
+    },
+    entry_points={"console_scripts": ["sst-cleaner=sst_cleaner.cli:main"]},
+)

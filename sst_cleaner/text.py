@@ -1,0 +1,190 @@
+"""Words, features and sentences: the text side shared by every method.
+
+* ``words(text)``: the scorer's tokens (lower-cased ``\\w+`` after NFKC), so what we
+  count is what gets scored.
+* ``features(text)``: the papers' "keywords": words minus stop words, stemmed
+  (Snowball English stemmer when available); runs of CJK ideographs / kana / hangul are
+  turned into character bigrams because those scripts do not separate words by spaces.
+* ``split_sentences(text)``: sentence granularity for the informative-sentences method.
+
+All patterns here are linear-time (no nested quantifiers), so crafted input cannot make
+them backtrack.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Iterable
+
+_WORD = re.compile(r"\w+")
+
+# CJK Unified Ideographs (+ext A), Hiragana, Katakana, Hangul syllables
+_CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+)
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can cannot could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how i if
+    in into is it its itself just let me more most my myself no nor not now of off on once only
+    or other ought our ours ourselves out over own same she should so some such than that the
+    their theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves s t d ll m re ve don didn doesn isn wasn weren won also may might must
+    shall us via per de la le les el en et des du""".split()
+)
+
+
+def is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    for lo, hi in _CJK_RANGES:
+        if lo <= o <= hi:
+            return True
+    return False
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens exactly as the reference scorer counts them."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+try:  # a well-kept pure-Python Snowball implementation; plain lower-casing if missing
+    import snowballstemmer as _snowball
+
+    _STEMMER = _snowball.stemmer("english")
+except Exception:  # pragma: no cover - optional at runtime
+    _STEMMER = None
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    if _STEMMER is None or not word.isascii():
+        return word
+    return _STEMMER.stemWord(word)
+
+
+def _cjk_bigrams(token: str) -> list[str]:
+    """Split a token into non-CJK words and CJK character bigrams."""
+    out: list[str] = []
+    run: list[str] = []
+    latin: list[str] = []
+
+    def flush_run() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        else:
+            out.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
+        run.clear()
+
+    for ch in token:
+        if is_cjk(ch):
+            if latin:
+                out.append("".join(latin))
+                latin.clear()
+            run.append(ch)
+        else:
+            if run:
+                flush_run()
+            latin.append(ch)
+    if run:
+        flush_run()
+    if latin:
+        out.append("".join(latin))
+    return out
+
+
+def features(text: str) -> list[str]:
+    """Keywords of a text: stop words and pure numbers out, stemmed, CJK as bigrams."""
+    out: list[str] = []
+    for tok in words(text):
+        if any(is_cjk(c) for c in tok):
+            out.extend(_cjk_bigrams(tok))
+            continue
+        if tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:
+            continue
+        out.append(stem(tok))
+    return out
+
+
+# Sentence ends: ., !, ? (and their CJK/fullwidth forms) followed by whitespace, or a CJK
+# full stop anywhere. Scanned by hand so there is no regex to backtrack.
+_ENDERS = frozenset(".!?")
+_CJK_ENDERS = frozenset("。！？")
+_CLOSERS = frozenset("\"')]}»”’")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a block of text into sentences.
+
+    A sentence ends at ``.``/``!``/``?`` (optionally followed by closing quotes or
+    brackets) before whitespace and a capital/digit/quote, or at a CJK full stop. Short
+    abbreviations ("Mr.", "U.S.", single letters) do not end sentences.
+    """
+    text = text.strip()
+    if not text:
+        return []
+    out: list[str] = []
+    start = 0
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch in _CJK_ENDERS:
+            j = i + 1
+            while j < n and text[j] in _CLOSERS:
+                j += 1
+            seg = text[start:j].strip()
+            if seg:
+                out.append(seg)
+            start = j
+            i = j
+            continue
+        if ch in _ENDERS:
+            j = i + 1
+            while j < n and (text[j] in _ENDERS or text[j] in _CLOSERS):
+                j += 1
+            if j < n and text[j].isspace():
+                k = j
+                while k < n and text[k].isspace():
+                    k += 1
+                nxt = text[k] if k < n else ""
+                # the word before the period: abbreviations do not end sentences
+                w = i - 1
+                while w >= start and not text[w].isspace():
+                    w -= 1
+                prev_word = text[w + 1:i]
+                abbrev = ch == "." and (len(prev_word) <= 1 or prev_word.lower() in _ABBREVIATIONS
+                                        or "." in prev_word)
+                if nxt and (nxt.isupper() or nxt.isdigit() or nxt in "\"'“‘(¿¡" or is_cjk(nxt)) and not abbrev:
+                    seg = text[start:j].strip()
+                    if seg:
+                        out.append(seg)
+                    start = k
+                    i = k
+                    continue
+            i = j
+            continue
+        i += 1
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st vs etc inc ltd co corp gen gov sen rep jan feb mar apr jun jul aug "
+    "sep sept oct nov dec no fig eg ie al approx est".split()
+)
+
+
+def count_features(items: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for f in items:
+        counts[f] = counts.get(f, 0) + 1
+    return counts
