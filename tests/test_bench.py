@@ -1,0 +1,302 @@
+"""Tests of the engine benchmark (sst_cleaner.bench): the metric, the input rule, and an
+end-to-end run of the command on a tiny generated corpus whose scores are worked out
+by hand."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from sst_cleaner import bench
+from sst_cleaner import cleaner as cleaner_module
+from sst_cleaner.cleaner import register_method
+from sst_cleaner.result import CleanResult
+from sst_cleaner.segment import text_blocks
+
+# --------------------------------------------------------------------------------------
+# metric
+# --------------------------------------------------------------------------------------
+
+
+def test_prf_is_a_multiset_overlap():
+    # pred a b b c, gold b b d: overlap 2 -> P 2/4, R 2/3, F1 4/7
+    p, r, f = bench.prf("a b b c", "b b d")
+    assert p == pytest.approx(0.5) and r == pytest.approx(2 / 3) and f == pytest.approx(4 / 7)
+    # a repeated predicted token only counts as often as the gold has it
+    assert bench.prf("b b b", "b") == pytest.approx((1 / 3, 1.0, 0.5))
+
+
+def test_prf_edge_cases():
+    assert bench.prf("", "") == (1.0, 1.0, 1.0)
+    assert bench.prf("!! ...", "--") == (1.0, 1.0, 1.0)  # no \w token on either side
+    assert bench.prf("", "words here") == (0.0, 0.0, 0.0)
+    assert bench.prf("words here", "") == (0.0, 0.0, 0.0)
+    assert bench.prf("x", "y") == (0.0, 0.0, 0.0)
+
+
+def test_prf_folds_case_and_nfkc():
+    assert bench.prf("HELLO World", "hello world") == (1.0, 1.0, 1.0)
+    # the ligature U+FB01 and fullwidth letters are the same word after NFKC
+    assert bench.prf("\ufb01le \uff26\uff55\uff4c\uff4c", "file full") == (1.0, 1.0, 1.0)
+    # punctuation splits tokens: "e-mail" is two tokens
+    assert bench.prf("e-mail", "e mail") == (1.0, 1.0, 1.0)
+
+
+def test_score_pages_macro_and_site_macro():
+    pages = [bench.Page("a1", "a", None, "", "one two"), bench.Page("a2", "a", None, "", "three"),
+             bench.Page("b1", "b", None, "", "four")]
+    s = bench.score_pages({"a1": "one two", "a2": "three", "b1": "nothing"}, pages)
+    assert s.pages == 3 and s.f1 == pytest.approx(2 / 3)
+    assert s.site_f1 == pytest.approx((1.0 + 0.0) / 2) and s.sites == 2
+    # a page without prediction is scored as empty
+    assert bench.score_pages({}, pages[:1]).f1 == 0.0
+
+
+# --------------------------------------------------------------------------------------
+# input rule
+# --------------------------------------------------------------------------------------
+
+
+def test_decode_bom_wins():
+    assert bench.decode_page(b"\xef\xbb\xbf<p>caf\xc3\xa9</p>") == ("<p>caf\u00e9</p>", "utf-8-sig")
+    text, enc = bench.decode_page("<p>h\u00e9</p>".encode("utf-16"))
+    assert (text, enc) == ("<p>h\u00e9</p>", "utf-16")
+
+
+def test_decode_valid_utf8_beats_meta():
+    data = b'<meta charset="iso-8859-1"><p>caf\xc3\xa9</p>'
+    assert bench.decode_page(data) == ('<meta charset="iso-8859-1"><p>caf\u00e9</p>', "utf-8")
+
+
+def test_decode_meta_used_when_not_utf8():
+    data = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1251"><p>\xcf\xf0\xe8</p>'
+    text, enc = bench.decode_page(data)
+    assert enc == "cp1251" and text.endswith("<p>\u041f\u0440\u0438</p>")
+    # a UTF-16 declaration in an 8-bit file is wrong: read as UTF-8 with replacement
+    assert bench.decode_page(b'<meta charset="utf-16"><p>caf\xe9</p>')[0].endswith("caf\ufffd</p>")
+
+
+def test_decode_fallbacks_without_meta():
+    assert bench.decode_page(b"<p>caf\xe9</p>") == ("<p>caf\u00e9</p>", "cp1252-default")
+    # two valid multi-byte characters outnumber one invalid byte: UTF-8 with replacement
+    assert bench.decode_page(b"<p>\xc3\xa9\xc3\xa9 \xff</p>") == ("<p>\u00e9\u00e9 \ufffd</p>", "utf-8-replace")
+
+
+def test_meta_charset_scan_matches_the_regex_rules():
+    # greedy [^>]+: the last working "charset" of the tag wins
+    assert bench.meta_charset(b'<meta content="x; charset=latin-9" charset="koi8-r">') == "koi8-r"
+    # an unclosed <meta inside another tag, case-insensitive
+    assert bench.meta_charset(b"<META name=x <meta CHARSET = 'ISO-8859-2'>") == "iso8859_2"
+    assert bench.meta_charset(b"<meta charset=>") is None
+    assert bench.meta_charset(b"<metacharset=utf-8>") is None  # needs one byte before charset
+    assert bench.meta_charset(b"<p>charset=utf-8</p>") is None
+    assert bench.meta_charset(b'<meta charset="no-such-codec">') is None
+    assert bench.meta_charset(b'<meta charset="utf8">') == "utf-8"
+
+
+def test_cleaneval_wrapper_removed():
+    page = '<text id="http://x.org/a" title="A" encoding="utf-8">\n<html><body>hi</body></html>\n</text>\n'
+    assert bench.strip_cleaneval_wrapper(page) == "<html><body>hi</body></html>\n"
+    data = b'  <text id="u">\r\n<p>x</p></text>'
+    assert bench.prepare_html(data) == ("<p>x</p>", "utf-8")
+    plain = "<html><body><text id=1>svg text</text></body></html>"
+    assert bench.strip_cleaneval_wrapper(plain) == plain
+
+
+# --------------------------------------------------------------------------------------
+# end to end
+# --------------------------------------------------------------------------------------
+
+
+class _RepeatedBlocks:
+    """Test method: drops the text blocks seen on at least two fitted pages (a one-line
+    site model whose output is easy to work out by hand)."""
+
+    boom = False
+
+    def __init__(self, **params):
+        self.counts: Counter = Counter()
+        self.n_pages = 0
+
+    def fit(self, pages):
+        self.counts = Counter()
+        self.n_pages = 0
+        for page in pages:
+            self.partial_fit(page)
+
+    def partial_fit(self, page):
+        self.counts.update({b.text for b in text_blocks(page.root)})
+        self.n_pages += 1
+
+    def clean(self, page):
+        blocks = text_blocks(page.root)
+        if self.boom and any("explode" in b.text for b in blocks):
+            raise RuntimeError("boom")
+        text = "\n".join(b.text for b in blocks if self.counts[b.text] < 2)
+        return CleanResult(text=text, sentences=[], blocks=[], method="toy")
+
+    def to_dict(self):
+        return {"counts": dict(self.counts), "n_pages": self.n_pages}
+
+    @classmethod
+    def from_dict(cls, state, **params):
+        obj = cls()
+        obj.counts = Counter(state["counts"])
+        obj.n_pages = state["n_pages"]
+        return obj
+
+
+class _Exploding(_RepeatedBlocks):
+    boom = True
+
+
+@pytest.fixture
+def toy_methods():
+    register_method("bench-toy")(_RepeatedBlocks)
+    register_method("bench-boom")(_Exploding)
+    yield
+    for name in ("bench-toy", "bench-boom"):
+        cleaner_module._METHODS.pop(name, None)
+
+
+NOUNS = "rivers hills ducks lamps coins ropes bells maps tents kites owls".split()
+
+
+def _write_corpus(root) -> str:
+    """Site alpha: 10 pages, site beta: 2 pages; each page = a 3-word nav repeated on
+    every page of its site + a 7-word article (the gold). Beta's 2nd article says
+    "explode". Page-level output (nav + article) scores P 7/10, R 1, F1 14/17."""
+    rows = []
+    specs = [("alpha.example", "home news about", 10), ("beta.example", "shop cart help", 2)]
+    for site, nav, n in specs:
+        os.makedirs(os.path.join(root, "pages", site), exist_ok=True)
+        links = " ".join(f'<a href="/{w}">{w}</a>' for w in nav.split())
+        for i in range(n):
+            article = f"{site.split('.')[0]} story {NOUNS[i]} tells of {'explode' if (site, i) == ('beta.example', 1) else 'calm'} days"
+            pid = f"{site.split('.')[0]}-{i}"
+            html = (f"<html><head><title>t{i}</title></head><body><div class=nav>{links}</div>"
+                    f"<p>{article}</p></body></html>")
+            with open(os.path.join(root, "pages", site, pid + ".html"), "w", encoding="utf-8") as f:
+                f.write(html)
+            with open(os.path.join(root, "pages", site, pid + ".txt"), "w", encoding="utf-8") as f:
+                f.write(article + "\n")
+            rows.append({"id": pid, "site": site, "url": f"http://{site}/{i}",
+                         "html": f"pages/{site}/{pid}.html", "gold": f"pages/{site}/{pid}.txt"})
+    with open(os.path.join(root, "manifest.jsonl"), "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    return str(root)
+
+
+def _table_rows(text: str) -> dict[tuple[str, str], list[str]]:
+    out = {}
+    for line in text.splitlines():
+        cells = line.split()
+        if len(cells) == len(bench._HEADER) and cells[0] == "tiny":
+            out[(cells[1], cells[2])] = cells
+    return out
+
+
+def _rescore(path: str, corpus_root: str) -> float:
+    """Mean F1 of a predictions file against the golds, read straight from disk."""
+    with open(os.path.join(corpus_root, "manifest.jsonl"), encoding="utf-8") as f:
+        golds = {}
+        for line in f:
+            row = json.loads(line)
+            with open(os.path.join(corpus_root, row["gold"]), encoding="utf-8") as g:
+                golds[row["id"]] = g.read()
+    with open(path, encoding="utf-8") as f:
+        preds = [json.loads(line) for line in f if line.strip()]
+    return sum(bench.prf(p["text"], golds[p["id"]])[2] for p in preds) / len(preds)
+
+
+PAGE_F1 = 14 / 17
+
+
+def test_command_end_to_end(tmp_path, capsys, toy_methods):
+    corpus = _write_corpus(tmp_path / "tiny")
+    out_dir = tmp_path / "preds"
+    rc = bench.main([corpus, "--methods", "bench-toy,bench-boom", "--fit-pages", "2",
+                     "--out", str(out_dir), "--no-reference", "--curve", "bench-toy"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    rows = _table_rows(printed)
+    expected = {
+        # fit on all pages: both navs seen >= 2 times, dropped
+        ("bench-toy", "transductive"): (12, 1.0, 0),
+        # alpha's held-out page: nav seen on 9 others; beta's: on 1 only, kept
+        ("bench-toy", "loo"): (12, (10 + 2 * PAGE_F1) / 12, 0),
+        ("bench-toy", "page"): (12, PAGE_F1, 0),
+        # 2 alpha pages fitted, 8 cleaned; beta has no page left: skipped
+        ("bench-toy", "sample"): (8, 1.0, 0),
+        # beta's "explode" page raises: counted, scored as empty
+        ("bench-boom", "transductive"): (12, 11 / 12, 1),
+        ("bench-boom", "page"): (12, 11 * PAGE_F1 / 12, 1),
+        ("bench-boom", "sample"): (8, 1.0, 0),
+    }
+    for mode in bench.MODES:
+        for method in ("bench-toy", "bench-boom"):
+            assert (method, mode) in rows, f"no row for {method} {mode}:\n{printed}"
+    for key, (pages, f1, errors) in expected.items():
+        cells = rows[key]
+        assert int(cells[3]) == pages and int(cells[4]) == errors, cells
+        assert float(cells[7]) == pytest.approx(f1, abs=5e-5), cells
+    for key, cells in rows.items():
+        for value in cells[5:9]:
+            assert 0.0 <= float(value) <= 1.0
+        assert float(cells[10]) > 0 and float(cells[11]) > 0  # clean and parse ms measured
+        # every written prediction file re-scores to the printed F1
+        path = out_dir / f"tiny__{key[0]}__{key[1]}.jsonl"
+        assert float(cells[7]) == pytest.approx(_rescore(str(path), corpus), abs=5e-5)
+    assert rows[("bench-toy", "page")][9] == "-"  # page mode fits nothing
+    assert "ESTIMATE" in printed and "fit 500 pages" in printed
+    # learning curve on alpha's 2 held-out pages: the nav needs 2 fitted pages to go
+    curve = {line.split()[0]: line for line in printed.splitlines() if line.strip().startswith("k=")}
+    assert set(curve) == {"k=0", "k=1", "k=2", "k=4", "k=8", "k=all"}
+    for k, f1 in (("k=0", PAGE_F1), ("k=1", PAGE_F1), ("k=2", 1.0), ("k=8", 1.0), ("k=all", 1.0)):
+        assert f"F1={f1:.4f}" in curve[k]
+
+
+def test_json_and_markdown_outputs(tmp_path, capsys, toy_methods):
+    corpus = _write_corpus(tmp_path / "tiny")
+    bench.main([corpus, "--methods", "bench-toy", "--modes", "page,transductive",
+                "--json", "--no-reference", "--max-pages-per-site", "3"])
+    data = json.loads(capsys.readouterr().out)
+    entry = data["tiny"]
+    assert entry["capped"] is True and entry["pages"] == 5  # alpha capped at 3, beta 2
+    by_mode = {r["mode"]: r for r in entry["runs"]}
+    assert by_mode["page"]["f1"] == pytest.approx(PAGE_F1)
+    assert by_mode["transductive"]["f1"] == pytest.approx(1.0)
+    assert by_mode["transductive"]["pages_fitted"] == 5
+    assert entry["fit500"]["bench-toy"]["estimate"] is True
+    bench.main([corpus, "--methods", "bench-toy", "--modes", "page", "--markdown", "--no-reference"])
+    md = capsys.readouterr().out
+    assert md.startswith("| corpus | method | mode |")
+    assert "| tiny | bench-toy | page | 12 | 0 |" in md
+
+
+def test_reference_row_when_trafilatura_is_installed(tmp_path):
+    if not bench.reference_available():
+        pytest.skip("trafilatura not installed (benchmark extra)")
+    corpus = bench.load_corpus(os.path.join(_write_corpus(tmp_path / "tiny"), "manifest.jsonl"))
+    run = bench.run_reference(corpus)
+    assert run.method == "trafilatura" and run.score.pages == 12
+    assert 0.0 <= run.score.f1 <= 1.0 and len(run.clean_ms) + run.errors == 12
+
+
+def test_rejects_unknown_method(tmp_path, capsys):
+    corpus = _write_corpus(tmp_path / "tiny")
+    with pytest.raises(SystemExit):
+        bench.main([corpus, "--methods", "no-such-method"])
+    assert "unknown method" in capsys.readouterr().err
+
+
+def test_runs_as_a_module():
+    proc = subprocess.run([sys.executable, "-m", "sst_cleaner.bench", "--help"],
+                          capture_output=True, text=True, timeout=60,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0 and "--max-pages-per-site" in proc.stdout
