@@ -90,7 +90,7 @@ def test_meta_charset_scan_matches_the_regex_rules():
     # greedy [^>]+: the last working "charset" of the tag wins
     assert bench.meta_charset(b'<meta content="x; charset=latin-9" charset="koi8-r">') == "koi8-r"
     # an unclosed <meta inside another tag, case-insensitive
-    assert bench.meta_charset(b"<META name=x <meta CHARSET = 'ISO-8859-2'>") == "iso8859_2"
+    assert bench.meta_charset(b"<META name=x <meta CHARSET = 'ISO-8859-2'>") == "iso8859-2"
     assert bench.meta_charset(b"<meta charset=>") is None
     assert bench.meta_charset(b"<metacharset=utf-8>") is None  # needs one byte before charset
     assert bench.meta_charset(b"<p>charset=utf-8</p>") is None
