@@ -1,0 +1,391 @@
+"""Spider middleware: learns each site's model from its first pages and holds the items of
+a site until its model exists, so every item is cleaned by a site model (issue 3).
+
+Life of an item::
+
+    spider yields item from page P of site S
+      S has a model        -> item passes straight on; P refines the model (partial_fit,
+                              in a worker thread) until it has SST_MAX_MODEL_PAGES pages
+      S has no model yet   -> item is *held*; P joins S's sample
+      S reaches SST_SAMPLE_PAGES -> the model is fitted in a worker thread (the reactor
+                              keeps downloading); the response that completed the sample
+                              waits for it and then releases every held item of S
+
+Bounds (memory never grows without limit): held items and held page bytes across all
+sites are capped by SST_MAX_HELD_ITEMS / SST_MAX_HELD_BYTES. Past a cap, the site held
+longest is *evicted*: its items are released at once and cleaned by the method's
+page-level fallback, its sample pages dropped (the site starts a new sample). A site
+held longer than SST_HOLD_TIMEOUT seconds is fitted with the pages it has.
+
+Nothing is lost: released items leave through the output of the next response the
+middleware sees; when the spider goes idle a local ``data:`` request is scheduled
+(``DontCloseSpider``) whose output carries everything still held, fitted with what each
+site has; and when the crawl is closed early (CLOSESPIDER_*, Ctrl-C, ``crawler.stop()``)
+the held items are handed to the item pipelines before the scraper closes them.
+
+Scrapy has no public hook between "closing" and "item pipelines closed", so the last
+case wraps the engine scraper's ``close_spider_async`` (Scrapy >= 2.14) / ``close_spider``
+(2.13) on the instance: it first pushes the held items through the scraper's own item
+path (``start_itemproc_async`` / ``start_itemproc``), so pipelines, ``item_scraped`` and
+feed exports see them exactly as any other item.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from typing import Any, AsyncIterator, Optional
+
+from scrapy import Request, signals
+from twisted.python.failure import Failure
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+
+from .settings import load_config
+from .site_models import PageRecord, SiteModelStore, build_model
+
+logger = logging.getLogger(__name__)
+
+FLUSH_META = "sst_flush"
+FLUSH_URL = "data:,sst-flush"
+
+#: content types treated as HTML pages (anything else passes through untouched)
+_HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+
+
+def _noop_callback(response: Response) -> list:
+    """Callback of the flush request: the middleware itself yields the released items."""
+    return []
+
+
+def _noop_errback(failure: Any) -> None:
+    logger.error("sst: flush request failed: %s", failure)
+
+
+def is_html_response(response: Response) -> bool:
+    """Whether a response is an HTML page worth learning from."""
+    if isinstance(response, HtmlResponse):
+        return True
+    if not isinstance(response, TextResponse):
+        return False
+    ctype = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
+    return ctype in _HTML_TYPES
+
+
+def _is_item(obj: Any) -> bool:
+    """What Scrapy sends to the item pipelines: anything that is not a request."""
+    return obj is not None and not isinstance(obj, Request)
+
+
+class _SiteHold:
+    """A site without a model yet: its sample pages and the items waiting for the model."""
+
+    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes")
+
+    def __init__(self, site: str):
+        self.site = site
+        self.pages: list[PageRecord] = []
+        self.page_ids: set[int] = set()
+        self.items: list[Any] = []
+        self.since = time.monotonic()
+        self.building = False
+        self.bytes = 0  # bytes of pages kept only because of this hold
+
+
+class SSTSpiderMiddleware:
+    """Records pages, holds items until their site has a model, releases them."""
+
+    def __init__(self, crawler: Any):
+        try:
+            config = load_config(crawler.settings)
+        except ValueError as exc:
+            raise ValueError(f"sst-cleaner: {exc}") from exc
+        if not config.enabled:
+            raise NotConfigured("SST_ENABLED is False")
+        self.crawler = crawler
+        self.config = config
+        self.store = get_store(crawler)
+        self._holds: dict[str, _SiteHold] = {}
+        self._ready: collections.deque = collections.deque()
+        self._held_items = 0
+        self._held_bytes = 0
+        self._flush_scheduled = False
+        self._closing = False
+        self._refining: dict[str, int] = {}
+        self._failed: set[str] = set()  # sites whose fit raised: not held again
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._item_gone, signal=signals.item_dropped)
+        crawler.signals.connect(self._item_gone, signal=signals.item_error)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "SSTSpiderMiddleware":
+        return cls(crawler)
+
+    # -- signals ---------------------------------------------------------------------------
+    def spider_opened(self, spider: Any = None) -> None:
+        self.store.open()
+        self._install_close_hook()
+
+    def spider_idle(self, spider: Any = None) -> None:
+        """Items are held outside the engine's view: keep the spider open until they are out."""
+        if not self._pending():
+            return
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.store.inc("flushes")
+            request = Request(FLUSH_URL, callback=_noop_callback, errback=_noop_errback,
+                              dont_filter=True, priority=1_000_000,
+                              meta={FLUSH_META: True, "allow_offsite": True, "dont_cache": True})
+            self.crawler.engine.crawl(request)
+        raise DontCloseSpider("sst-cleaner: releasing held items")
+
+    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+        if self._pending():  # cannot happen unless the close hook could not be installed
+            logger.error("sst: %d items were still held when the spider closed", self._pending())
+            self.store.inc("errors")
+        self.store.close()
+
+    def _item_gone(self, item: Any = None, **kwargs: Any) -> None:
+        # dropped or failed before our pipeline saw it: forget its page
+        self.store.forget(item)
+
+    def _pending(self) -> int:
+        return self._held_items + len(self._ready)
+
+    # -- the spider output -------------------------------------------------------------------
+    async def process_spider_output(self, response: Response, result: AsyncIterator[Any],
+                                    spider: Any = None) -> AsyncIterator[Any]:
+        if response.meta.get(FLUSH_META):
+            async for out in result:  # the no-op callback; anything else passes on
+                yield out
+            self._flush_scheduled = False
+            await self._release_everything()
+            while self._ready:
+                yield self._ready.popleft()
+            return
+
+        page = self._record_page(response)
+        hold: Optional[_SiteHold] = None
+        if page is not None and not self._closing:
+            hold = self._holds.get(page.site)
+            if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
+                hold = self._holds[page.site] = _SiteHold(page.site)
+            if hold is not None:
+                self._add_sample_page(hold, page)
+
+        async for out in result:
+            if not _is_item(out):
+                yield out
+                continue
+            if page is None:
+                self.store.inc("items_passed_non_html")
+                yield out
+                continue
+            self.store.bind(out, page)
+            if hold is not None and self._holds.get(page.site) is hold:
+                hold.items.append(out)
+                self._held_items += 1
+                self.store.inc("items_held")
+            else:
+                yield out
+
+        if page is not None and hold is None:
+            self._maybe_refine(page)
+        builds = []
+        if hold is not None and not hold.building and self._holds.get(hold.site) is hold \
+                and len(hold.pages) >= self.config.sample_pages:
+            builds.append(self._build(hold, reason="sample"))
+        builds.extend(self._check_timeouts())
+        self._enforce_bounds()
+        self.store.max_stat("peak_held_bytes", self._held_bytes)
+        self.store.max_stat("peak_held_items", self._held_items)
+        for build in builds:
+            await build
+        while self._ready:
+            yield self._ready.popleft()
+
+    # -- pages and holds ---------------------------------------------------------------------
+    def _record_page(self, response: Response) -> Optional[PageRecord]:
+        if not is_html_response(response):
+            self.store.inc("non_html_responses")
+            return None
+        self.store.inc("pages_seen")
+        encoding = getattr(response, "encoding", None)
+        return PageRecord(response.url, response.body, encoding, self.store.site_key(response.url))
+
+    def _add_sample_page(self, hold: _SiteHold, page: PageRecord) -> None:
+        if id(page) in hold.page_ids:
+            return
+        hold.page_ids.add(id(page))
+        if not hold.building and len(hold.pages) < self.config.sample_pages:
+            hold.pages.append(page)
+        hold.bytes += page.size
+        self._held_bytes += page.size
+
+    def _release(self, hold: _SiteHold, items: list[Any]) -> None:
+        self._ready.extend(items)
+        self._held_items -= len(items)
+        self.store.inc("items_released", len(items))
+
+    def _drop_hold(self, hold: _SiteHold) -> None:
+        """Release all items of a hold and forget its pages."""
+        self._release(hold, hold.items)
+        hold.items = []
+        self._held_bytes -= hold.bytes
+        hold.bytes = 0
+        if self._holds.get(hold.site) is hold:
+            del self._holds[hold.site]
+
+    def _enforce_bounds(self) -> None:
+        """Evict holds, longest-held first, until both caps hold again.
+
+        A hold whose model is being fitted cannot give its sample back, but the items
+        and extra pages it gathered during the fit can go: they are released to the
+        page-level fallback like an evicted site.
+        """
+        cfg = self.config
+        if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
+            return
+        for hold in sorted(self._holds.values(), key=lambda h: (h.building, h.since)):
+            if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
+                break
+            self.store.inc("evictions")
+            if not hold.building:
+                self._drop_hold(hold)
+            else:
+                self._release(hold, hold.items)
+                hold.items = []
+                sample_bytes = sum(p.size for p in hold.pages)
+                self._held_bytes -= hold.bytes - sample_bytes
+                hold.bytes = sample_bytes
+
+    def _check_timeouts(self) -> list:
+        """Fit sites held longer than SST_HOLD_TIMEOUT with the pages they have."""
+        now = time.monotonic()
+        builds = []
+        for hold in list(self._holds.values()):
+            if not hold.building and hold.items and now - hold.since >= self.config.hold_timeout:
+                self.store.inc("hold_timeouts")
+                builds.append(self._build(hold, reason="timeout"))
+        return builds
+
+    async def _release_everything(self) -> None:
+        """End of crawl: fit every held site with what it has, release all its items."""
+        builds = [self._build(hold, reason="end") for hold in list(self._holds.values())
+                  if not hold.building]
+        for build in builds:
+            await build
+        for hold in list(self._holds.values()):  # a fit that is still running elsewhere
+            if hold.building:
+                self._release(hold, hold.items)
+                hold.items = []
+
+    # -- models ------------------------------------------------------------------------------
+    async def _build(self, hold: _SiteHold, reason: str) -> None:
+        """Fit ``hold``'s site in a worker thread, then release its items."""
+        cfg = self.config
+        pages = list(hold.pages)
+        if len(pages) < cfg.min_fit_pages:
+            # too little to learn a template from: page-level fallback for these items
+            self._drop_hold(hold)
+            return
+        hold.building = True
+        try:
+            cleaner, seconds, share = await maybe_deferred_to_future(
+                self.store.run(build_model, cfg.method, cfg.params, pages))
+        except Exception as exc:
+            logger.error("sst: building the model of site %s from %d pages failed: %r; "
+                         "its pages get the page-level fallback", hold.site, len(pages), exc)
+            self.store.inc("errors")
+            self._failed.add(hold.site)
+        else:
+            self.store.put(hold.site, cleaner)
+            self.store.inc("models_built")
+            self.store.inc("build_seconds", round(seconds, 6))
+            logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
+                        "%.0f%% of the sample's text judged template",
+                        hold.site, len(pages), seconds, reason, 100 * share)
+        hold.building = False
+        self._drop_hold(hold)
+
+    def _maybe_refine(self, page: PageRecord) -> None:
+        model = self.store.get(page.site)
+        if model is None:
+            return
+        queued = self._refining.get(page.site, 0)
+        if model.n_pages + queued >= self.config.max_model_pages:
+            return
+        self._refining[page.site] = queued + 1
+        lock = self.store.lock(page.site)
+
+        def refine() -> None:
+            prepared = page.prepare()
+            with lock:
+                model.partial_fit(prepared)
+
+        def done(result: Any) -> None:
+            self._refining[page.site] -= 1
+            if isinstance(result, Failure):
+                logger.warning("sst: refining the model of site %s failed: %s", page.site, result)
+                self.store.inc("errors")
+            else:
+                self.store.inc("pages_refined")
+                self.store.mark_dirty(page.site)
+
+        self.store.run(refine).addBoth(done)
+
+    # -- early close -------------------------------------------------------------------------
+    def _install_close_hook(self) -> None:
+        engine = getattr(self.crawler, "engine", None)
+        scraper = getattr(engine, "scraper", None)
+        if scraper is None:
+            logger.warning("sst: cannot hook the scraper; items held at an early close may be lost")
+            return
+        if hasattr(type(scraper), "close_spider_async"):  # Scrapy >= 2.14
+            original_async = scraper.close_spider_async
+
+            async def close_spider_async(*args: Any, **kwargs: Any) -> Any:
+                await self._flush_to_scraper(scraper)
+                return await original_async(*args, **kwargs)
+
+            scraper.close_spider_async = close_spider_async
+        if hasattr(type(scraper), "close_spider"):  # Scrapy 2.13 (engine calls this one)
+            original = scraper.close_spider
+
+            def close_spider(*args: Any, **kwargs: Any) -> Any:
+                d = deferred_from_coro(self._flush_to_scraper(scraper))
+                d.addBoth(lambda _: original(*args, **kwargs))
+                return d
+
+            scraper.close_spider = close_spider
+
+    async def _flush_to_scraper(self, scraper: Any) -> None:
+        """The spider is closing: send every held item through the scraper's item path."""
+        self._closing = True
+        if not self._pending():
+            return
+        await self._release_everything()
+        n = 0
+        while self._ready:
+            item = self._ready.popleft()
+            n += 1
+            if hasattr(scraper, "start_itemproc_async"):
+                await scraper.start_itemproc_async(item, response=None)
+            else:
+                result = scraper.start_itemproc(item, response=None)
+                if result is not None:
+                    await maybe_deferred_to_future(result) if hasattr(result, "addCallback") else await result
+        logger.info("sst: spider closing, %d held items sent to the item pipelines", n)
+
+
+def get_store(crawler: Any) -> SiteModelStore:
+    """The crawl's shared :class:`SiteModelStore` (created on first use)."""
+    store = getattr(crawler, "_sst_store", None)
+    if store is None:
+        config = load_config(crawler.settings)
+        store = SiteModelStore(config, crawler.stats)
+        crawler._sst_store = store
+    return store
