@@ -4,10 +4,13 @@ Every method of the package starts here, so that all of them see the same page: 
 invisible parts (scripts, styles, hidden elements, comments) are dropped once, and the
 text that is left is exactly the text a person would read.
 
-Walks are iterative (``iter()``/explicit stacks): lxml itself caps nesting depth
-(libxml2 refuses documents deeper than 256 levels unless ``huge_tree`` is set, and we
-never set it), and no function here recurses over the tree, so a page nested 100,000
-levels deep cannot exhaust Python's stack.
+Walks are iterative (``iter()``/explicit stacks), and no function here recurses over
+the tree, so a page nested 100,000 levels deep cannot exhaust Python's stack. Every page
+is bounded by :class:`sst_cleaner.limits.Limits` (bytes, tags, elements, depth) before a
+method sees it. libxml2 aborts a parse at nesting depth 256 and silently drops the rest
+of the page; ``parse_html`` notices and re-parses with libxml2's 2048 limit
+(``huge_tree``, safe here because the byte cap already bounds what it lifts), then
+flattens what is deeper than ``Limits.max_depth``.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ import re
 from typing import Iterator, Optional, Union
 
 from lxml import etree, html as lxml_html
+
+from .limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 
 #: elements whose content is never visible text
 INVISIBLE_TAGS = (
@@ -34,7 +39,7 @@ _WS = re.compile(r"\s+")
 # inline style checks are done on a whitespace-free lower-cased copy: no regex needed
 _HIDDEN_STYLES = ("display:none", "visibility:hidden")
 
-_PARSER = lxml_html.HTMLParser(
+_PARSER_OPTIONS = dict(
     remove_comments=True,
     remove_pis=True,
     no_network=True,
@@ -42,6 +47,9 @@ _PARSER = lxml_html.HTMLParser(
     default_doctype=False,
     collect_ids=False,
 )
+_PARSER = lxml_html.HTMLParser(**_PARSER_OPTIONS)
+# only used again on a page that hit libxml2's depth limit of 256 (depth limit 2048)
+_DEEP_PARSER = lxml_html.HTMLParser(huge_tree=True, **_PARSER_OPTIONS)
 
 HtmlInput = Union[str, bytes]
 
@@ -63,8 +71,61 @@ def decode_html(data: bytes, encoding: Optional[str] = None, content_type: Optio
 
 
 def normalize_space(text: str) -> str:
-    """Collapse runs of whitespace into one space and trim."""
-    return _WS.sub(" ", text).strip()
+    """Collapse runs of whitespace into one space and trim (and cap runs of combining
+    marks, see :func:`cap_nonstarter_runs`)."""
+    text = _WS.sub(" ", text).strip()
+    if not text.isascii():
+        text = cap_nonstarter_runs(text)
+    return text
+
+
+#: UAX #15 "Stream-Safe Text Format": at most 30 non-starters in a row
+MAX_NONSTARTERS = 30
+_NONSTARTER_RUN: Optional["re.Pattern[str]"] = None
+
+
+def _nonstarter_run_pattern() -> "re.Pattern[str]":
+    """A run of more than 30 characters that decompose to combining marks only.
+
+    Built on first use from ``unicodedata`` (planes 0-1 hold every combining mark).
+    One character class with a counted repeat: matching is linear.
+    """
+    global _NONSTARTER_RUN
+    if _NONSTARTER_RUN is None:
+        import unicodedata
+
+        ranges: list[list[int]] = []
+        for cp in range(0x300, 0x20000):
+            if 0xD800 <= cp <= 0xDFFF:
+                continue
+            ch = chr(cp)
+            if unicodedata.combining(ch):
+                hit = True
+            elif unicodedata.decomposition(ch):
+                dec = unicodedata.normalize("NFKD", ch)
+                hit = all(unicodedata.combining(c) for c in dec)
+            else:
+                hit = False
+            if hit:
+                if ranges and ranges[-1][1] == cp - 1:
+                    ranges[-1][1] = cp
+                else:
+                    ranges.append([cp, cp])
+        cls = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
+        _NONSTARTER_RUN = re.compile(f"[{cls}]{{{MAX_NONSTARTERS + 1},}}")
+    return _NONSTARTER_RUN
+
+
+def cap_nonstarter_runs(text: str) -> str:
+    """Cut runs of combining marks to 30 (UAX #15 stream-safe text).
+
+    CPython's ``unicodedata.normalize`` sorts a run of combining marks by insertion sort:
+    a letter followed by 40,000 alternating marks (80 KB of "Zalgo" text) takes seconds
+    to NFKC-normalise, 160,000 takes minutes. Every text feature goes through NFKC, so
+    runs are capped where the text of a block is made; no script needs more than a few
+    marks on one letter.
+    """
+    return _nonstarter_run_pattern().sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
 
 
 class PreparedPage:
@@ -75,13 +136,18 @@ class PreparedPage:
     the document title, ``url`` where the page came from (may be None).
     """
 
-    __slots__ = ("root", "tree", "title", "url")
+    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements")
 
-    def __init__(self, root: etree._Element, title: str, url: Optional[str]):
+    def __init__(self, root: etree._Element, title: str, url: Optional[str],
+                 truncated: bool = False, dropped_elements: int = 0):
         self.root = root
         self.tree = root.getroottree()
         self.title = title
         self.url = url
+        #: True if part of the page was not considered (a :class:`Limits` cap was hit)
+        self.truncated = truncated
+        #: elements removed or flattened by the element / depth caps
+        self.dropped_elements = dropped_elements
 
     def xpath_of(self, el: etree._Element) -> str:
         return self.tree.getpath(el)
@@ -98,38 +164,134 @@ def _sanitize_text(text: str) -> str:
     return text
 
 
-def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[str] = None) -> PreparedPage:
-    """Parse and clean one page.
+def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[str] = None,
+               limits: Optional[Limits] = None) -> PreparedPage:
+    """Parse and clean one page, within ``limits`` (default :data:`DEFAULT_LIMITS`).
 
     Never raises on malformed markup: lxml recovers, and an empty or unparsable document
-    gives an empty BODY.
+    gives an empty BODY. A page over a cap is cut and flagged ``truncated`` (see
+    :class:`~sst_cleaner.limits.Limits` for what each cap does).
     """
+    if limits is None:
+        limits = DEFAULT_LIMITS
+    truncated = False
     if isinstance(html, bytes):
+        if len(html) > limits.max_page_bytes:
+            html = _cut_at_tag(html, limits.max_page_bytes)
+            truncated = True
         html = decode_html(html, encoding)
     elif not isinstance(html, str):
         raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
+    elif len(html) > limits.max_page_bytes:
+        html = _cut_at_tag(html, limits.max_page_bytes)
+        truncated = True
     html = _sanitize_text(html)
     # an XML declaration with an encoding makes lxml refuse str input; drop it
     if html.startswith("<?xml"):
         end = html.find("?>")
         html = html[end + 2:] if end != -1 else html
+    # a flood of tiny elements: cut before the C parser builds millions of nodes
+    n_tags = html.count("<")
+    for _ in range(8):
+        if n_tags <= limits.max_tags:
+            break
+        html = _cut_at_tag(html, int(len(html) * limits.max_tags / n_tags))
+        n_tags = html.count("<")
+        truncated = True
     doc = None
+    deep = False
     if html.strip():
-        try:
-            doc = lxml_html.document_fromstring(html, parser=_PARSER)
-        except (etree.ParserError, ValueError):
-            doc = None
+        doc, deep, depth_lost = _parse_document(html)
+        truncated = truncated or depth_lost
     if doc is None:
         doc = lxml_html.document_fromstring("<html><body></body></html>", parser=_PARSER)
     title = ""
     title_el = doc.find(".//title")
     if title_el is not None:
         title = normalize_space(title_el.text_content())
+    # invisible subtrees first (C-level), so that the caps count what a reader sees
+    etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
+    dropped = _cap_elements(doc, limits.max_elements)
+    truncated = truncated or dropped > 0
+    # without the deep re-parse, libxml2 has already kept the tree within depth 256
+    if deep or limits.max_depth < LIBXML2_MAX_DEPTH:
+        dropped += _cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
     clean_tree(doc)
     body = doc.find("body")
     if body is None:
         body = etree.SubElement(doc, "body")
-    return PreparedPage(body, title, url)
+    return PreparedPage(body, title, url, truncated=truncated, dropped_elements=dropped)
+
+
+def _cut_at_tag(data, limit: int):
+    """``data[:limit]``, moved back to just before the last ``<`` if that is not too far,
+    so that no tag is cut in half."""
+    lt = b"<" if isinstance(data, bytes) else "<"
+    cut = data.rfind(lt, 0, limit + 1)
+    if cut < limit // 2:
+        cut = limit
+    return data[:cut]
+
+
+def _parse_document(html: str) -> tuple[Optional[etree._Element], bool, bool]:
+    """Parse; on libxml2's depth-256 abort, parse again with its 2048 limit.
+
+    Returns the root (None if lxml refuses the text), whether the deep re-parse was used
+    (the tree may then be deeper than 256) and whether content was still lost to nesting
+    deeper than 2048.
+    """
+    try:
+        doc = lxml_html.document_fromstring(html, parser=_PARSER)
+    except (etree.ParserError, ValueError):
+        return None, False, False
+    if not _hit_depth_limit(_PARSER):
+        return doc, False, False
+    try:
+        deep = lxml_html.document_fromstring(html, parser=_DEEP_PARSER)
+    except (etree.ParserError, ValueError):
+        return doc, False, True
+    return deep, True, _hit_depth_limit(_DEEP_PARSER)
+
+
+def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
+    # the depth error is fatal, so it is the last one logged
+    err = parser.error_log.last_error
+    return err is not None and err.type_name == "ERR_RESOURCE_LIMIT" and "depth" in err.message
+
+
+def _cap_elements(doc: etree._Element, max_elements: int) -> int:
+    """Drop every element after the first ``max_elements`` (document order); returns how
+    many were dropped. Counting and finding run in libxml2's XPath engine (C): a flood of
+    elements costs no Python-level walk."""
+    total = int(doc.xpath("count(//*)"))
+    if total <= max_elements:
+        return 0
+    first = doc.xpath(f"(//*)[{max_elements + 1}]")[0]
+    parent = first.getparent()
+    del parent[parent.index(first):]
+    node = parent
+    parent = node.getparent()
+    while parent is not None:
+        del parent[parent.index(node) + 1:]
+        node = parent
+        parent = node.getparent()
+    return total - max_elements
+
+
+def _cap_depth(doc: etree._Element, max_depth: int) -> int:
+    """Flatten elements deeper than ``max_depth`` (``html`` = 1) into their ancestor at
+    the limit: the text stays, the tags go. Returns the number of elements removed."""
+    removed = 0
+    at_limit = doc.xpath("/*" + "/*" * (max_depth - 1))
+    for el in at_limit:
+        if len(el) == 0:
+            continue
+        n = sum(1 for _ in el.iterdescendants())
+        text = " ".join(t for t in el.itertext() if t.strip())
+        del el[:]
+        el.text = text
+        removed += n
+    return removed
 
 
 def clean_tree(doc: etree._Element) -> None:

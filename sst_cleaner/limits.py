@@ -1,0 +1,216 @@
+"""Hard limits: what one page or one site may cost, and what happens past each limit.
+
+A crawler meets every kind of page: 50 MB bodies, binary data served as text/html, DOMs
+nested 100,000 levels deep, millions of tiny elements, markup built to hang parsers. One
+bad page must never stop a crawl or stall the reactor, so every cost of cleaning has a
+ceiling here, and every ceiling has a defined outcome (see :class:`Limits`).
+
+Two kinds of bound work together:
+
+* **Input caps** (bytes, tags, elements, depth) are applied by
+  :func:`sst_cleaner.dom.parse_html` before any method sees the page. They make the
+  work of every method bounded, because every method is (near) linear in the elements it
+  is given. Parsing itself happens in C and cannot be interrupted, so only input caps
+  bound it.
+* **Time budgets** guard the Python-level work of a method (``clean``, ``fit``) on top of
+  that: :func:`run_with_budget` arms a watchdog thread that raises :class:`BudgetExceeded`
+  inside the working thread when its deadline passes (CPython's
+  ``PyThreadState_SetAsyncExc``, delivered at the next bytecode). The exception derives
+  from ``BaseException`` so a method's ``except Exception`` cannot swallow it. No signal
+  handler is installed, so it works in any thread (Scrapy reactor or thread pool) and
+  leaves ``SIGALRM`` to the application.
+"""
+from __future__ import annotations
+
+import ctypes
+import heapq
+import itertools
+import threading
+import time
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable, Optional, TypeVar
+
+T = TypeVar("T")
+
+#: libxml2's own nesting limit without ``huge_tree`` (and 2048 with it)
+LIBXML2_MAX_DEPTH = 256
+LIBXML2_HUGE_MAX_DEPTH = 2048
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every hard limit of the package, with its default and what happens past it.
+
+    ``max_page_bytes`` (5,000,000): bytes of a page considered (characters for ``str``
+        input). A longer page is cut at the last ``<`` before the limit, so no tag is
+        split, and then cleaned; the page is flagged ``truncated``. The largest page of
+        the evaluation corpora is 0.63 MB.
+    ``max_tags`` (200,000): ``<`` characters considered before parsing. A page with more
+        is cut (at a tag boundary, at the proportional position) before parsing, so a
+        flood of tiny elements cannot make the C parser build millions of nodes; flagged
+        ``truncated``. Parsing cost is bounded by this, not by bytes.
+    ``max_elements`` (50,000): elements kept after parsing (counted after invisible
+        elements are dropped; the corpora's largest page has 6,000). Elements past the
+        cap in document order are dropped, counted in ``PreparedPage.dropped_elements``;
+        flagged ``truncated``.
+    ``max_depth`` (256): nesting depth kept (``html`` is depth 1). Deeper elements are
+        flattened into their ancestor at the limit: their text is kept, their tags are
+        not. libxml2 aborts a parse at depth 256 and drops *everything after* the deep
+        spot; ``parse_html`` then re-parses with libxml2's 2048 limit so the rest of the
+        page survives. Content after a nesting deeper than 2048 is lost (flagged
+        ``truncated``).
+    ``page_time_budget`` (1.0 s): wall time for ``SiteCleaner.clean`` on one page,
+        parsing included. Past it, the method is interrupted and the page is *returned
+        whole*: every text block labelled informative, ``CleanResult.status ==
+        "over_budget"``. Whole rather than a cheaper extraction, because the budget is
+        already spent and losing nothing is the safe side for an item. ``None`` or 0
+        disables it.
+    ``site_time_budget`` (120.0 s): wall time for building one site model. ``fit`` stops
+        parsing pages when it runs out and is interrupted past it (the half-built model is
+        discarded, the cleaner stays unfitted and cleans page by page, ``fit_status ==
+        "over_budget"``); ``partial_fit`` stops learning once the site has used its budget
+        (pages are counted in ``skipped_pages``, never interrupted half-way, so the model
+        stays consistent). ``None`` or 0 disables it.
+    """
+
+    max_page_bytes: int = 5_000_000
+    max_tags: int = 200_000
+    max_elements: int = 50_000
+    max_depth: int = LIBXML2_MAX_DEPTH
+    page_time_budget: Optional[float] = 1.0
+    site_time_budget: Optional[float] = 120.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_page_bytes", "max_tags", "max_elements", "max_depth"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Limits.{name} must be a positive int, not {value!r}")
+        if self.max_elements < 16:
+            raise ValueError("Limits.max_elements must be at least 16 (html, body and some content)")
+        if self.max_depth < 4:
+            raise ValueError("Limits.max_depth must be at least 4 (html > body > block > inline)")
+        if self.max_depth > LIBXML2_HUGE_MAX_DEPTH:
+            raise ValueError(f"Limits.max_depth cannot exceed libxml2's {LIBXML2_HUGE_MAX_DEPTH}")
+        for name in ("page_time_budget", "site_time_budget"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not value >= 0 or value == float("inf")):
+                raise ValueError(f"Limits.{name} must be a finite number of seconds >= 0 or None")
+
+    @classmethod
+    def field_names(cls) -> frozenset[str]:
+        return frozenset(f.name for f in fields(cls))
+
+    @classmethod
+    def split_params(cls, params: dict[str, Any], base: Optional["Limits"] = None) -> tuple["Limits", dict]:
+        """Separate limit keywords (``max_page_bytes=`` ...) from a method's parameters.
+
+        Returns the limits (``base`` or the defaults, updated with the keywords found) and
+        the remaining parameters, which belong to the method and its saved model.
+        """
+        names = cls.field_names()
+        own = {k: v for k, v in params.items() if k in names}
+        rest = {k: v for k, v in params.items() if k not in names}
+        limits = base if base is not None else DEFAULT_LIMITS
+        if own:
+            limits = replace(limits, **own)
+        return limits, rest
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class BudgetExceeded(BaseException):
+    """Raised inside a thread whose time budget ran out (never escapes this package).
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that method code catching
+    ``Exception`` does not swallow it.
+    """
+
+
+def _set_async_exc(thread_id: int, exc: Optional[type]) -> int:
+    # exc=None clears a pending asynchronous exception of the thread
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
+                                                      ctypes.py_object(exc) if exc else None)
+
+
+class _Watchdog:
+    """One daemon thread that interrupts the threads whose deadline has passed.
+
+    Entries are armed and disarmed under one lock, and an entry fires at most once, under
+    that lock; disarming clears a fired-but-not-yet-delivered exception, so an interrupt
+    can never land after its guarded region has ended.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int]] = []
+        self._entries: dict[int, list] = {}  # token -> [deadline, thread_id, fired]
+        self._tokens = itertools.count()
+        self._thread: Optional[threading.Thread] = None
+
+    def arm(self, seconds: float) -> tuple[int, list]:
+        """Start a deadline for the calling thread; returns (token, entry), where
+        ``entry[2]`` tells whether it fired."""
+        deadline = time.monotonic() + seconds
+        with self._cond:
+            token = next(self._tokens)
+            entry = [deadline, threading.get_ident(), False]
+            self._entries[token] = entry
+            heapq.heappush(self._heap, (deadline, token))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="sst-cleaner-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        return token, entry
+
+    def disarm(self, token: int) -> None:
+        """Forget ``token``; if it fired, clear its exception in case it is still pending."""
+        with self._cond:
+            entry = self._entries.pop(token, None)
+            if entry is not None and entry[2]:
+                _set_async_exc(entry[1], None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                while self._heap and self._heap[0][1] not in self._entries:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                deadline, token = self._heap[0]
+                now = time.monotonic()
+                if now < deadline:
+                    self._cond.wait(deadline - now)
+                    continue
+                heapq.heappop(self._heap)
+                entry = self._entries[token]
+                entry[2] = True
+                _set_async_exc(entry[1], BudgetExceeded)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def run_with_budget(fn: Callable[..., T], seconds: Optional[float], *args: Any, **kwargs: Any) -> tuple[bool, Optional[T]]:
+    """Call ``fn(*args, **kwargs)`` with a wall-time budget.
+
+    Returns ``(True, value)`` if it finished in time, ``(False, None)`` if it was
+    interrupted. ``seconds`` None or <= 0 means no budget. Other exceptions propagate.
+    Budgets nest: an inner call interrupted by an enclosing budget re-raises.
+    """
+    if not seconds or seconds <= 0:
+        return True, fn(*args, **kwargs)
+    token, entry = _WATCHDOG.arm(seconds)
+    try:
+        try:
+            value = fn(*args, **kwargs)
+        finally:
+            _WATCHDOG.disarm(token)
+    except BudgetExceeded:
+        _WATCHDOG.disarm(token)  # the delivery may have interrupted the first disarm
+        if entry[2]:
+            return False, None
+        raise  # not ours: an enclosing budget ran out
+    return True, value
