@@ -378,6 +378,7 @@ class SSTSpiderMiddleware:
                 result = scraper.start_itemproc(item, response=None)
                 if result is not None:
                     await maybe_deferred_to_future(result) if hasattr(result, "addCallback") else await result
+        self.store.inc("items_flushed_at_close", n)
         logger.info("sst: spider closing, %d held items sent to the item pipelines", n)
 
 

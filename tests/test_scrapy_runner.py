@@ -1,0 +1,157 @@
+"""Subprocess entry point of the Scrapy integration tests (holds no tests itself).
+
+``python tests/test_scrapy_runner.py CONFIG.json`` runs one real Scrapy crawl
+(``CrawlerProcess``, its own reactor, real HTTP to the test's local server) and writes
+what happened to ``config["out"]``: every item id the spider yielded, every item id the
+last item pipeline received (with its text), the crawl stats and the finish reason.
+A fresh process per crawl keeps crawls independent (one reactor per process).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import sys
+from typing import Any, Optional
+from urllib.parse import urlsplit
+
+import scrapy
+
+try:
+    import attrs
+except ImportError:  # attrs items are tested only where attrs is installed
+    attrs = None
+
+YIELDED: list[str] = []
+RECEIVED: list[dict] = []
+
+
+class PageItem(scrapy.Item):
+    id = scrapy.Field()
+    url = scrapy.Field()
+    text = scrapy.Field()
+
+
+class NoTextItem(scrapy.Item):
+    """Lacks the ``text`` field: the pipeline must say so and pass it on uncleaned."""
+
+    id = scrapy.Field()
+    url = scrapy.Field()
+
+
+@dataclasses.dataclass
+class DataclassItem:
+    id: str
+    url: str
+    text: Optional[str] = None
+
+
+if attrs is not None:
+    @attrs.define
+    class AttrsItem:
+        id: str
+        url: str
+        text: Optional[str] = None
+
+
+def make_item(kind: str, item_id: str, url: str) -> Any:
+    if kind == "dict":
+        return {"id": item_id, "url": url}
+    if kind == "item":
+        return PageItem(id=item_id, url=url)
+    if kind == "notext":
+        return NoTextItem(id=item_id, url=url)
+    if kind == "dataclass":
+        return DataclassItem(id=item_id, url=url)
+    if kind == "attrs":
+        return AttrsItem(id=item_id, url=url)
+    raise ValueError(kind)
+
+
+def section_key(url: str) -> str:
+    """A site key per section of the demo site (SST_SITE_KEY as an import path)."""
+    path = urlsplit(url).path
+    return path.split("/")[2] if path.startswith("/section/") else "articles-" + str(len(path) % 3)
+
+
+class RecordPipeline:
+    """Last pipeline: records what reached the pipelines."""
+
+    def process_item(self, item: Any, spider: Any = None) -> Any:
+        from itemadapter import ItemAdapter
+
+        adapter = ItemAdapter(item)
+        RECEIVED.append({"id": adapter.get("id"), "text": adapter.get("text"),
+                         "type": type(item).__name__})
+        return item
+
+
+class ProbeSpider(scrapy.Spider):
+    name = "probe"
+
+    def __init__(self, cfg: dict, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.cfg = cfg
+        self.base = cfg["url"].rstrip("/")
+        self.pages = 0
+
+    async def start(self):
+        if self.cfg.get("start_item"):
+            YIELDED.append("start-item")
+            yield {"id": "start-item"}
+        yield scrapy.Request(self.base + "/")
+        for path in self.cfg.get("resources", []):
+            yield scrapy.Request(self.base + path, callback=self.parse_resource)
+
+    def parse(self, response: Any) -> Any:
+        self.pages += 1
+        if self.cfg.get("sigint_after") and self.pages == self.cfg["sigint_after"]:
+            os.kill(os.getpid(), signal.SIGINT)
+        for href in response.css("a::attr(href)").getall():
+            path = urlsplit(response.urljoin(href)).path
+            if path.startswith(("/section/", "/article/")) and self.pages < self.cfg.get("max_pages", 10**9):
+                yield response.follow(href, callback=self.parse)
+        path = urlsplit(response.url).path
+        if path.startswith("/article/"):
+            for kind in self.cfg.get("kinds", ["dict"]):
+                item_id = f"{path}#{kind}"
+                YIELDED.append(item_id)
+                yield make_item(kind, item_id, response.url)
+
+    def parse_resource(self, response: Any) -> Any:
+        item_id = "res:" + urlsplit(response.url).path
+        YIELDED.append(item_id)
+        yield {"id": item_id, "content_type": response.headers.get("Content-Type", b"").decode()}
+
+
+def main(config_path: str) -> None:
+    from scrapy.crawler import CrawlerProcess
+
+    with open(config_path, encoding="utf-8") as fh:
+        cfg = json.load(fh)
+    settings = {
+        "ADDONS": {"sst_cleaner.Addon": 0},
+        "ITEM_PIPELINES": {"test_scrapy_runner.RecordPipeline": 999},
+        "LOG_LEVEL": "INFO",
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "SST_METHOD": "cetd",
+        "SST_SAMPLE_PAGES": 5,
+    }
+    settings.update(cfg.get("settings", {}))
+    import importlib
+
+    mod = importlib.import_module("test_scrapy_runner")  # the copy Scrapy's settings load
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(mod.ProbeSpider)
+    process.crawl(crawler, cfg=cfg)
+    process.start()
+    stats = {k: (v if isinstance(v, (int, float, str)) else str(v))
+             for k, v in crawler.stats.get_stats().items()}
+    with open(cfg["out"], "w", encoding="utf-8") as fh:
+        json.dump({"yielded": mod.YIELDED, "received": mod.RECEIVED, "stats": stats}, fh)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
