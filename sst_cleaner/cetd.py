@@ -56,23 +56,6 @@ _log = math.log
 IgnoreFn = Callable[[etree._Element], bool]
 
 
-def _text_len(text: Optional[str]) -> int:
-    """Characters of a text node once whitespace is collapsed and trimmed.
-
-    This is how the paper counts (Example 3.2: "Though the value of the company was" is
-    35 characters, its inner spaces included, the surrounding newlines not).
-    """
-    if not text:
-        return 0
-    parts = text.split()
-    if not parts:
-        return 0
-    n = len(parts) - 1
-    for p in parts:
-        n += len(p)
-    return n
-
-
 class Densities:
     """Per-element CETD statistics of one page, in flat arrays indexed in pre-order.
 
@@ -245,64 +228,74 @@ def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None,
     stack: list[tuple[int, bool, bool, bool]] = []
     link_depth = 0
     ignore_depth = 0
+    # (the appends are bound once: this loop runs for every element of every page)
+    add_el, add_parent, add_size = elements.append, parent.append, size.append
+    add_c, add_t, add_lc, add_lt, add_runs = C.append, T.append, LC.append, LT.append, runs.append
+    push, pop = stack.append, stack.pop
+    p = -1
     for event, el in etree.iterwalk(root, events=("start", "end")):
         tag = el.tag
         if not isinstance(tag, str):
             continue  # comments / PIs are gone after parse_html; stay safe if they are not
         if event == "start":
             i = len(elements)
-            elements.append(el)
-            parent.append(stack[-1][0] if stack else -1)
-            size.append(1)
-            C.append(0)
-            T.append(0)
-            LC.append(0)
-            LT.append(0)
-            runs.append(None)
+            add_el(el)
+            add_parent(p)
+            add_size(1)
+            add_t(0)
+            add_lt(0)
             is_link = tag in LINK_TAGS
             if is_link:
                 link_depth += 1
-            is_ignored = ignore is not None and ignore_depth == 0 and bool(ignore(el))
-            if is_ignored:
-                ignore_depth += 1
+            is_ignored = False
+            if ignore is not None and ignore_depth == 0 and ignore(el):
+                is_ignored = True
+                ignore_depth = 1
                 ignored.append(i)
-            stack.append((i, is_link, is_ignored, link_depth > 0))
-            if ignore_depth == 0:
-                n = _text_len(el.text)
-                if n:
-                    C[i] += n
-                    if link_depth:
-                        LC[i] += n
-                        runs[i] = [-n]
-                    else:
-                        runs[i] = [n]
+            push((i, is_link, is_ignored, link_depth > 0))
+            p = i
+            text = el.text
+            # characters of a text node: whitespace collapsed and trimmed, as the paper
+            # counts (Example 3.2: "Though the value of the company was" is 35)
+            n = len(" ".join(text.split())) if text and not ignore_depth else 0
+            add_c(n)
+            if n and link_depth:
+                add_lc(n)
+                add_runs([-n])
+            else:
+                add_lc(0)
+                add_runs([n] if n else None)
             continue
         # end: children are done; fold this element into its parent
-        i, is_link, is_ignored, in_link = stack.pop()
+        i, is_link, is_ignored, in_link = pop()
         if is_link:
             link_depth -= 1
         if is_ignored:
-            ignore_depth -= 1
+            ignore_depth = 0
         if not stack:
             break  # the root: its tail is outside the subtree
         p = stack[-1][0]
         size[p] += size[i]
-        C[p] += C[i]
-        T[p] += T[i] + (1 if inline_tags or in_link or el.tag in BLOCK_TAGS else 0)
-        LC[p] += LC[i]
+        T[p] += T[i] + (1 if inline_tags or in_link or tag in BLOCK_TAGS else 0)
         LT[p] += LT[i] + (1 if in_link else 0)
-        if ignore_depth == 0:
-            n = _text_len(el.tail)
-            if n:
-                C[p] += n
-                if link_depth:
-                    LC[p] += n
-                    n = -n
-                r = runs[p]
-                if r is None:
-                    runs[p] = [n]
-                else:
-                    r.append(n)
+        tail = el.tail
+        n = len(" ".join(tail.split())) if tail and not ignore_depth else 0
+        if n:
+            if link_depth:
+                LC[p] += LC[i] + n
+                n = -n
+                C[p] += C[i] - n
+            else:
+                LC[p] += LC[i]
+                C[p] += C[i] + n
+            r = runs[p]
+            if r is None:
+                runs[p] = [n]
+            else:
+                r.append(n)
+        else:
+            C[p] += C[i]
+            LC[p] += LC[i]
     return Densities(elements, parent, size, C, T, LC, LT, runs, ignored)
 
 
@@ -369,12 +362,22 @@ def select_content(d: Densities, density: str = "ctd", text_nodes: bool = True) 
     return sorted(content)
 
 
+class ContentRoots(set):
+    """The set of content-root elements :func:`extract_content` returns, carrying the
+    :class:`Densities` it was computed from (``.densities``), so that
+    :func:`label_blocks` can score blocks and honour ``ignore`` without a second walk."""
+
+    densities: Optional[Densities] = None
+
+
 def extract_content(root: etree._Element, ignore: Optional[IgnoreFn] = None, density: str = "ctd",
-                    text_nodes: bool = True) -> set:
+                    text_nodes: bool = True) -> ContentRoots:
     """The roots of the content subtrees of the page under ``root`` (CECTD-DS by default,
     ``density="td"`` for CETD-DS)."""
     d = compute_densities(root, ignore)
-    return {d.elements[i] for i in select_content(d, density, text_nodes)}
+    roots = ContentRoots(d.elements[i] for i in select_content(d, density, text_nodes))
+    roots.densities = d
+    return roots
 
 
 def _covered(content_roots: Iterable[etree._Element]) -> set:
@@ -408,17 +411,22 @@ def _inline_cover(d: Densities, roots: Iterable[int]) -> dict:
 
 def label_blocks(page: PreparedPage, content_roots: Iterable[etree._Element],
                  densities: Optional[Densities] = None, density: str = "ctd",
-                 inline_share: Optional[float] = None) -> list[Block]:
+                 inline_share: Optional[float] = 0.5) -> list[Block]:
     """Label every text block of the page: informative when its element is a content root
     or lies inside one, and not inside an element that ``densities`` was told to ignore.
-    ``score`` is the element's density (computed if not given).
+    ``score`` is the element's density. ``densities`` defaults to the ones carried by
+    ``content_roots`` when they come from :func:`extract_content` (so its ``ignore``
+    holds here too), else they are computed.
 
-    ``inline_share`` (an adaptation, off by default): a block that *contains* inline
-    content roots is informative too when their characters make at least this share of
-    the block's text. The reference implementation keeps the ancestors of content roots
-    with their own text, so a block-level reading of its output needs this for pages
-    whose content sits in inline tags (old ``<font>`` layouts).
+    ``inline_share`` (an adaptation; ``None`` for the strict reading): a block that
+    *contains* inline content roots is informative too when their characters make at
+    least this share of the block's text. The authors' implementation keeps the
+    ancestors of content roots with their own text, so a block-level reading of its
+    output needs this for pages whose content sits in inline tags (old ``<font>``
+    layouts).
     """
+    if densities is None:
+        densities = getattr(content_roots, "densities", None)
     content_roots = list(content_roots)
     covered = _covered(content_roots)
     d = densities if densities is not None else compute_densities(page.root)

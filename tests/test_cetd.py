@@ -141,6 +141,13 @@ def test_ignore_zeroes_a_subtree():
     # even inside a content root, ignored text is never labelled informative
     blocks = label_blocks(page, [page.root], d)
     assert {b.text for b in blocks if b.label == INFORMATIVE} == {"aaaabbbb", "z" * 30, "w" * 30}
+    # extract_content hands its densities (and so the ignore) on to label_blocks
+    roots = extract_content(page.root, ignore=is_a1, density="td")
+    assert [el.get("id") for el in roots] == ["a2"]
+    assert roots.densities.ignored == [a1]
+    labels = {b.text: b.label for b in label_blocks(page, roots)}
+    assert labels == {"x" * 40: NOISE, "y" * 40: NOISE, "aaaabbbb": NOISE, "z" * 30: INFORMATIVE,
+                      "w" * 30: INFORMATIVE}
 
 
 def test_page_without_links_falls_back_to_text_density():
@@ -169,9 +176,9 @@ def test_inline_content_root_labels_its_block():
     d = compute_densities(page.root)
     roots = [d.elements[i] for i in select_content(d)]
     assert [el.tag for el in roots] == ["font"]
-    strict = label_blocks(page, roots, d)
+    strict = label_blocks(page, roots, d, inline_share=None)
     assert all(b.label == NOISE for b in strict)  # the block element <p> is outside <font>
-    lenient = label_blocks(page, roots, d, inline_share=0.5)
+    lenient = label_blocks(page, roots, d)  # inline_share=0.5
     # the <font> holds 454 of the block's 460 characters
     assert [b.text for b in lenient if b.label == INFORMATIVE] == [f"Intro: {body}{body}".strip()]
 
