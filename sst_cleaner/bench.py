@@ -783,8 +783,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for mode in args.modes:
                 t0 = time.perf_counter()
                 run = run_method(corpus, method, mode, args.fit_pages)
-                _log(f"[{corpus.name}] {method} {mode}: F1={run.score.f1:.4f} "
-                     f"errors={run.errors} ({time.perf_counter() - t0:.1f} s)")
+                _log(f"[{corpus.name}] {method} {mode}: pages={run.score.pages} "
+                     f"F1={run.score.f1:.4f} errors={run.errors} ({time.perf_counter() - t0:.1f} s)")
                 runs.append(run)
         if use_reference:
             run = run_reference(corpus)
