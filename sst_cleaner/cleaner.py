@@ -21,9 +21,11 @@ Models are saved as JSON (see :mod:`sst_cleaner.model_io`), never pickled.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable, Iterable, Optional, Union
 
 from .dom import HtmlInput, PreparedPage, parse_html
+from .limits import Limits, run_with_budget, whole_page_result
 from .result import CleanResult
 
 PageInput = Union[HtmlInput, tuple]
@@ -60,39 +62,95 @@ def _load_builtin_methods() -> None:
                 raise
 
 
-def _as_page(page: PageInput, url: Optional[str] = None) -> PreparedPage:
+def _as_page(page: PageInput, url: Optional[str] = None, limits: Optional[Limits] = None) -> PreparedPage:
     if isinstance(page, PreparedPage):
         return page
     if isinstance(page, tuple):
         if len(page) != 2:
             raise ValueError("a page pair must be (url, html)")
         url, page = page
-    return parse_html(page, url=url)
+    return parse_html(page, url=url, limits=limits)
+
+
+#: cleaned once with a freshly loaded model, so that bad state fails at load time
+_PROBE_PAGE = ("<html><head><title>Probe</title></head><body><div><h1>Model check</h1>"
+               "<p>A loaded model must clean this short page. It has two sentences.</p>"
+               "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>")
 
 
 class SiteCleaner:
     """Learns one site's template from its pages and cleans pages of that site."""
 
-    def __init__(self, method: str = DEFAULT_METHOD, **params: Any):
+    def __init__(self, method: str = DEFAULT_METHOD, *, limits: Optional[Limits] = None, **params: Any):
+        """``limits`` (a :class:`~sst_cleaner.limits.Limits`) or its fields as keywords
+        (``max_page_bytes=``, ``page_time_budget=``...) bound every page; the other
+        keywords go to the method (and into the saved model)."""
         _load_builtin_methods()
         if method not in _METHODS:
             raise ValueError(f"unknown method {method!r}; choose one of {', '.join(sorted(_METHODS))}")
         self.method = method
+        limits, params = Limits.split_params(params, limits)
         self.params = dict(params)
         self._impl = _METHODS[method](**params)
+        self._reset_build_state(limits)
+
+    def _reset_build_state(self, limits: Limits) -> None:
+        #: the limits in force (not saved with the model: they are the caller's policy)
+        self.limits = limits
+        #: wall seconds spent learning this site (compared with limits.site_time_budget)
+        self.build_seconds = 0.0
+        #: pages not learnt from because the site's build budget was spent
+        self.skipped_pages = 0
+        #: "ok", "partial" (some pages skipped) or "over_budget" (fit interrupted: unfitted)
+        self.fit_status = "ok"
 
     # -- learning -------------------------------------------------------------------
     def fit(self, pages: Iterable[PageInput]) -> "SiteCleaner":
         """Learn the site from ``pages`` (html str/bytes, or (url, html) pairs), replacing
-        anything learnt before."""
-        prepared = [_as_page(p) for p in pages]
-        self._impl = _METHODS[self.method](**self.params)
-        self._impl.fit(prepared)
+        anything learnt before.
+
+        Within ``limits.site_time_budget``: pages stop being read when half of it is
+        spent (the rest are counted in ``skipped_pages``), and a method ``fit`` that
+        overruns it is interrupted and discarded (``fit_status == "over_budget"``: the
+        cleaner is left unfitted and cleans page by page).
+        """
+        start = time.monotonic()
+        budget = self.limits.site_time_budget
+        prepared, skipped = [], 0
+        for p in pages:
+            if budget and time.monotonic() - start > budget / 2:
+                skipped += 1
+                continue
+            prepared.append(_as_page(p, limits=self.limits))
+        impl = _METHODS[self.method](**self.params)
+        remaining = budget - (time.monotonic() - start) if budget else None
+        ok, _ = run_with_budget(impl.fit, remaining, prepared)
+        if not ok:
+            impl = _METHODS[self.method](**self.params)
+        self._impl = impl
+        self.build_seconds = time.monotonic() - start
+        self.skipped_pages = skipped
+        self.fit_status = "over_budget" if not ok else ("partial" if skipped else "ok")
         return self
 
     def partial_fit(self, page: PageInput, url: Optional[str] = None) -> "SiteCleaner":
-        """Add one more page of the site to the model."""
-        self._impl.partial_fit(_as_page(page, url))
+        """Add one more page of the site to the model.
+
+        Once the site has used ``limits.site_time_budget``, pages are no longer learnt
+        from (counted in ``skipped_pages``). A ``partial_fit`` is never interrupted
+        half-way, so the model stays consistent; the page caps bound its cost.
+        """
+        budget = self.limits.site_time_budget
+        if budget and self.build_seconds >= budget:
+            self.skipped_pages += 1
+            if self.fit_status == "ok":
+                self.fit_status = "partial"
+            return self
+        start = time.monotonic()
+        try:
+            self._impl.partial_fit(_as_page(page, url, self.limits))
+        finally:
+            self.build_seconds += time.monotonic() - start
         return self
 
     @property
@@ -102,8 +160,26 @@ class SiteCleaner:
 
     # -- cleaning -------------------------------------------------------------------
     def clean(self, html: PageInput, url: Optional[str] = None) -> CleanResult:
-        """Informative content of one page of the site (page-level fallback before fit)."""
-        return self._impl.clean(_as_page(html, url))
+        """Informative content of one page of the site (page-level fallback before fit).
+
+        Bounded by ``limits``: a page over a size cap is cut and cleaned
+        (``status == "truncated"``); a page whose cleaning overruns
+        ``limits.page_time_budget`` (parsing included) is returned whole, every text block
+        informative (``status == "over_budget"``).
+        """
+        start = time.monotonic()
+        page = _as_page(html, url, self.limits)
+        budget = self.limits.page_time_budget
+        remaining = budget - (time.monotonic() - start) if budget else None
+        if remaining is not None and remaining <= 0:
+            ok, result = False, None
+        else:
+            ok, result = run_with_budget(self._impl.clean, remaining, page)
+        if not ok or result is None:
+            return whole_page_result(page, self.method)
+        if getattr(page, "truncated", False) and result.status == "ok":
+            result.status = "truncated"
+        return result
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -112,19 +188,27 @@ class SiteCleaner:
         return wrap_model(self.method, self.params, self._impl.to_dict())
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SiteCleaner":
-        from .model_io import unwrap_model
+    def from_dict(cls, data: dict, limits: Optional[Limits] = None) -> "SiteCleaner":
+        """Rebuild a cleaner from :meth:`to_dict` data. The data is untrusted: any
+        failure of the method's ``from_dict``, or of a first clean of a tiny page with the
+        loaded state, becomes ``ModelFormatError``."""
+        from .model_io import ModelFormatError, unwrap_model
 
         method, params, state = unwrap_model(data)
         _load_builtin_methods()
         if method not in _METHODS:
-            from .model_io import ModelFormatError
-
             raise ModelFormatError(f"model was made by unknown method {method!r}")
         obj = cls.__new__(cls)
         obj.method = method
         obj.params = params
-        obj._impl = _METHODS[method].from_dict(state, **params)
+        obj._reset_build_state(limits if limits is not None else Limits())
+        try:
+            obj._impl = _METHODS[method].from_dict(state, **params)
+            obj._impl.clean(parse_html(_PROBE_PAGE))
+        except ModelFormatError:
+            raise
+        except Exception as exc:  # untrusted state: every failure is a format error
+            raise ModelFormatError(f"invalid {method!r} model state: {type(exc).__name__}: {exc}"[:500]) from exc
         return obj
 
     def save(self, path: Union[str, os.PathLike]) -> None:
@@ -134,11 +218,11 @@ class SiteCleaner:
         write_json_atomic(path, self.to_dict())
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike]) -> "SiteCleaner":
+    def load(cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None) -> "SiteCleaner":
         """Read a model written by :meth:`save`; raises ``ModelFormatError`` on anything else."""
         from .model_io import read_json_model
 
-        return cls.from_dict(read_json_model(path))
+        return cls.from_dict(read_json_model(path), limits=limits)
 
     def __repr__(self) -> str:
         return f"SiteCleaner(method={self.method!r}, pages={self.n_pages})"

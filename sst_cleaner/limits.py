@@ -61,7 +61,7 @@ class Limits:
         ``truncated``).
     ``page_time_budget`` (1.0 s): wall time for ``SiteCleaner.clean`` on one page,
         parsing included. Past it, the method is interrupted and the page is *returned
-        whole*: every text block labelled informative, ``CleanResult.status ==
+        whole*: all its visible text as one informative block, ``CleanResult.status ==
         "over_budget"``. Whole rather than a cheaper extraction, because the budget is
         already spent and losing nothing is the safe side for an item. ``None`` or 0
         disables it.
@@ -214,3 +214,22 @@ def run_with_budget(fn: Callable[..., T], seconds: Optional[float], *args: Any, 
             return False, None
         raise  # not ours: an enclosing budget ran out
     return True, value
+
+
+def whole_page_result(page, method: str):
+    """The page returned whole: all its visible text as one informative block (the BODY),
+    ``status="over_budget"``.
+
+    What :meth:`SiteCleaner.clean` returns when the method ran out of time. One block,
+    not one per paragraph, because this runs after the budget is spent: its text comes
+    from libxml2 in one C-level pass (about 10 ms for 50,000 elements, where cutting
+    into text blocks takes seconds), and nothing of the page is lost. ``sentences`` is
+    that one text.
+    """
+    from .dom import normalize_space
+    from .result import INFORMATIVE, Block, CleanResult
+
+    text = normalize_space(" ".join(page.root.itertext()))
+    blocks = [Block(page.xpath_of(page.root), text, INFORMATIVE, 0.0)] if text else []
+    return CleanResult(text=text, sentences=[text] if text else [], blocks=blocks,
+                       method=method, title=page.title, status="over_budget")

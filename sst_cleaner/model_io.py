@@ -73,6 +73,17 @@ def write_json_atomic(path: Union[str, os.PathLike], data: dict) -> None:
         raise
 
 
+def _reject_constant(name: str) -> Any:
+    raise ModelFormatError(f"model file holds the non-finite number {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ModelFormatError(f"model file holds the non-finite number {text[:40]}")
+    return value
+
+
 def read_json_model(path: Union[str, os.PathLike]) -> dict:
     path = os.fspath(path)
     try:
@@ -84,6 +95,9 @@ def read_json_model(path: Union[str, os.PathLike]) -> dict:
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except ModelFormatError:
+        raise
+    # ValueError: JSON syntax, and integers over Python's 4300-digit conversion limit
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"model file {path!r} is not valid JSON: {exc}") from exc

@@ -38,6 +38,9 @@ class CleanResult:
     sentences in page order. ``blocks``: every text block with its label. ``method``:
     the method that produced it (for a site model that fell back to the page-level
     method, ``"cetd"``). ``link_blocks``: informative link blocks (WISDOM only).
+    ``status``: ``"ok"``; ``"truncated"`` if the page was cut by a size cap before
+    cleaning; ``"over_budget"`` if cleaning ran out of its time budget and the page was
+    returned whole (see :class:`sst_cleaner.limits.Limits`).
     """
 
     text: str
@@ -46,6 +49,7 @@ class CleanResult:
     method: str
     title: str = ""
     link_blocks: list[dict] = field(default_factory=list)
+    status: str = "ok"
 
     @property
     def template_share(self) -> float:
