@@ -21,7 +21,8 @@ post-order walk:
 * the *leaf element nodes* are the parents of the actual leaf tags (3.6, point 2): an
   element whose element children have no children of their own is a leaf and its
   children's text is its content ("they tend to overly fragment the page" otherwise);
-* segment rules (informative-sentences 3.1): runs of sibling leaves with the same tag are
+* segment rules (informative-sentences 3.1): runs of sibling leaves with the same tag
+  (and ``Attr``: unlike the paper, ``div.byline`` and ``div.body`` stay apart) are
   merged into one (so a list of 7 links and one of 9 are one style), and an element with
   a single child absorbs it (wrapper chains ``div > div > div`` fold into the outer one);
 * text directly inside an internal element is a ``#text`` leaf child (the paper's DOM has
@@ -158,7 +159,14 @@ class PageNode:
         return f"PageNode({self.key!r}, {kind})"
 
 
+#: leaf features include link targets and image sources (the paper's "link references,
+#: image files"); switchable for experiments
+REF_FEATURES = True
+
+
 def _add_refs(el: etree._Element, feats: Counter) -> None:
+    if not REF_FEATURES:
+        return
     tag = el.tag
     if tag == "a":
         href = el.get("href")
@@ -252,11 +260,13 @@ def _make_node(el, tag: str, kids: list, all_actual: bool, has_child: bool) -> O
     if direct and not direct.isspace():
         feats, _ = _leaf_content(direct, ())
         children.append(PageNode(TEXT_KEY, TEXT_KEY, feats=feats, owner=el, actual=True))
-    # segment rule: a run of sibling leaves with the same tag is one node
+    # segment rule: a run of sibling leaves with the same tag is one node. Same (TAG,
+    # Attr), not only TAG: a byline <div class=byline> next to the article's
+    # <div class=body> must stay two nodes (lists of <li>/<p> still merge)
     for k in kids:
         if k.leaf and children:
             prev = children[-1]
-            if prev.leaf and prev.tag == k.tag and k.tag != TEXT_KEY:
+            if prev.leaf and prev.key == k.key and k.tag != TEXT_KEY:
                 if len(k.feats) > len(prev.feats):
                     k.feats.update(prev.feats)
                     prev.feats = k.feats
