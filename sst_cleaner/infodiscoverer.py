@@ -409,8 +409,11 @@ class InfoDiscovererMethod:
     def fit(self, pages: list[PreparedPage]) -> None:
         for page in pages:
             self.partial_fit(page)
+        if self.entropy.n >= 2:
+            _ = self.threshold  # choose it now rather than on the first clean
 
     def partial_fit(self, page: PreparedPage) -> None:
+        """Add one page; the threshold is chosen again (lazily) on the next clean."""
         pb = page_blocks(page)
         counts = count_features(f for fs in pb.feats for f in fs)
         for f in pb.title_feats:
