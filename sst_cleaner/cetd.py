@@ -427,23 +427,38 @@ def label_blocks(page: PreparedPage, content_roots: Iterable[etree._Element],
     """
     if densities is None:
         densities = getattr(content_roots, "densities", None)
-    content_roots = list(content_roots)
-    covered = _covered(content_roots)
     d = densities if densities is not None else compute_densities(page.root)
-    if d.ignored:  # text counted as zero is never content
-        covered -= _covered(d.elements[i] for i in d.ignored)
     dens = d.density(density)
-    index = d.index
+    index, size = d.index, d.size
+    # covered[i] = 1 when element i lies in a content root: pre-order puts a subtree in
+    # one slice of the arrays, so marking a root is one slice assignment
+    covered = bytearray(len(d))
+    root_idx: list[int] = []
+    foreign: list = []  # roots that are not elements of this tree (no index): rare
+    for r in content_roots:
+        i = index.get(r)
+        if i is None:
+            foreign.append(r)
+        else:
+            root_idx.append(i)
+            covered[i:i + size[i]] = b"\x01" * size[i]
+    if foreign:
+        for el in _covered(foreign):
+            i = index.get(el)
+            if i is not None:
+                covered[i] = 1
+    for i in d.ignored:  # text counted as zero is never content
+        covered[i:i + size[i]] = bytes(size[i])
     cover: dict = {}
     if inline_share is not None:
-        cover = _inline_cover(d, [index[r] for r in content_roots if r in index])
+        cover = _inline_cover(d, root_idx)
     out: list[Block] = []
     xpath_of = page.xpath_of
     for blk in text_blocks(page.root):
         el = blk.element
         i = index.get(el)
         score = dens[i] if i is not None else 0.0
-        informative = el in covered
+        informative = i is not None and covered[i] == 1
         if not informative and cover and i in cover:
             informative = cover[i] >= inline_share * len(blk.text)
         out.append(Block(xpath_of(el), blk.text, INFORMATIVE if informative else NOISE, float(score)))
