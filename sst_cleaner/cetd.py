@@ -17,8 +17,8 @@ not implemented. Names follow the paper so the code can be read beside it:
   ``base = ln((C_i/nLC_i) * LC_i + (LC_b/C_b) * C_i + e)``, ``nLC_i = C_i - LC_i`` and ``b``
   the BODY (Eq. 2); a zero denominator counts as 1;
 * ``DensitySum_N`` = the sum of the densities of N's children (Eq. 5). The DOM children
-  of an element are its element children *and* its text nodes (the paper's DOM has text
-  as leaves, Fig. 2), so each run of text directly inside N is a child with ``C`` = its
+  of an element are its element children *and* its text nodes (3.1.2: "tags are internal
+  nodes and the detailed text and images are leaf nodes"), so each run of text directly inside N is a child with ``C`` = its
   length, ``T`` = 0 -> 1, no links. Without this a ``<div>`` of ``<br>``-separated text
   would have a DensitySum of zero. ``text_nodes=False`` sums element children only.
 
@@ -469,8 +469,17 @@ def label_blocks(page: PreparedPage, content_roots: Iterable[etree._Element],
 class CETDMethod:
     """CETD as a ``SiteCleaner`` method: page-level only, so fitting just counts pages.
 
-    Parameters: ``density`` ("ctd": CECTD-DS, the paper's best on broad corpora, Table 2;
-    "td": CETD-DS), ``text_nodes`` (text nodes are children in DensitySum, default True).
+    Parameters (DEV F1 in page mode, portal / sites-dev / single-dev / docs-dev, are in
+    ``benchmarks/cetd_check.py``'s output and the commit log):
+
+    * ``density``: ``"ctd"`` (CECTD-DS, the paper's best on its broad corpora, Table 2)
+      or ``"td"`` (CETD-DS);
+    * ``text_nodes``: text nodes are children in DensitySum (default True);
+    * ``inline_share``: blocks holding inline content roots (see :func:`label_blocks`),
+      ``None`` for the strict reading; default 0.5;
+    * ``inline_tags``: count inline formatting tags in ``T`` (default True, as the paper);
+    * ``skip_comments``: treat comment threads (:func:`comment_like`) as ignored text
+      (default False: a gold-standard convention, not part of the paper).
     """
 
     def __init__(self, density: str = "ctd", text_nodes: bool = True,
