@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from .style_tree import ElementNode, SiteStyleTree, StyleNode, feature_num, resolve
+from .style_tree import MERGE_EPOCH, ElementNode, SiteStyleTree, StyleNode, feature_num, resolve
 
 #: attenuating factor of eq. 2 (the paper's value)
 GAMMA = 0.9
@@ -257,7 +257,9 @@ def merge_elements(keep: ElementNode, gone: ElementNode) -> ElementNode:
         if a is b:
             continue
         b.fwd = a
+        MERGE_EPOCH[0] += 1
         a.dirty = True
+        a.charset = None
         a.m += b.m
         a.leaf_n += b.leaf_n
         for f, st in b.feats.items():
@@ -296,18 +298,35 @@ def _merge_below(E: ElementNode, freq: float, sim: float) -> int:
     cache: dict[int, frozenset] = {}
 
     def charset(x: ElementNode) -> frozenset:
+        if not x.dirty and x.charset is not None:
+            return x.charset
         got = cache.get(id(x))
         if got is None:
             got = cache[id(x)] = characteristic_features(x, freq)
+            if not x.dirty:
+                x.charset = got
         return got
 
     for items in groups.values():
-        if len({si for si, _ in items}) < 2:
+        if len({si for si, _ in items}) < 2 or not any(e.dirty for _, e in items):
             continue
+        # pairs of nodes untouched since the last refresh were compared then (same
+        # statistics, same answer): clean nodes only stand as candidates, dirty ones seek
+        items.sort(key=lambda it: (it[1].dirty, it[0]))
         reps: list[list] = []  # [element node, set of style indices it sits in]
+        by_id: dict[int, list] = {}
         for si, e in items:
             e = resolve(e)
             placed = False
+            if not e.dirty:
+                rep = by_id.get(id(e))
+                if rep is not None:
+                    rep[1].add(si)
+                else:
+                    rep = [e, {si}]
+                    reps.append(rep)
+                    by_id[id(e)] = rep
+                continue
             for rep in reps:
                 r = resolve(rep[0])
                 if r is e:

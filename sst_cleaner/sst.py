@@ -11,8 +11,10 @@ third point) the sentences of a kept block whose every feature is locally noisy 
 SST leaf (on every page of that leaf and spread evenly: "Share this", "Posted by") are
 dropped, and a block left with none is noise.
 
-The SST grows page by page (``partial_fit``); importance is brought up to date lazily,
-before the next ``clean``, over the part of the tree the new pages touched.
+The SST grows page by page (``partial_fit``); importance is brought up to date
+incrementally (only over the paths the new page touched, see
+:func:`sst_cleaner.importance.refresh`) at the end of ``fit``/``partial_fit``, so that
+``clean`` never modifies the model (a model loaded from JSON is scored on its first use).
 
 Before any page is learnt, or with a single page (every node would have ``m = 1`` and
 CompImp 1), the page-level CETD method cleans the page (``result.method == "cetd"``).
@@ -93,9 +95,15 @@ class SSTMethod:
         self.sst = self._new_tree()
         for page in pages:
             self.sst.add_page(build_page_tree(page.root))
+        self.scored_tree()
 
     def partial_fit(self, page: PreparedPage) -> None:
+        # the refresh only rescores the paths this page went through; doing it here
+        # rather than in the next clean keeps clean read-only (SiteCleaner may interrupt
+        # a clean that overruns its time budget: a half-done 3.6 merge would corrupt
+        # the model, an interrupted partial_fit never happens)
         self.sst.add_page(build_page_tree(page.root))
+        self.scored_tree()
 
     def scored_tree(self) -> SiteStyleTree:
         """The SST with importance and noise flags up to date."""
@@ -111,14 +119,14 @@ class SSTMethod:
         if self.sst.n_pages < 2:
             return None
         sst = self.scored_tree()
-        info, _ = resolve_labels(map_page(sst, build_page_tree(page.root), False), page.root)
+        info, _ = resolve_labels(map_page(sst, build_page_tree(page.root, content=False), False), page.root)
         return info
 
     def clean(self, page: PreparedPage) -> CleanResult:
         if self.sst.n_pages < 2:
             return _page_level(page)
         sst = self.scored_tree()
-        mapping = map_page(sst, build_page_tree(page.root), descend_meaningful=self.local_noise)
+        mapping = map_page(sst, build_page_tree(page.root, content=False), descend_meaningful=self.local_noise)
         info, leaf_of = resolve_labels(mapping, page.root)
         blocks: list[Block] = []
         kept_text: list[str] = []
@@ -177,6 +185,8 @@ class SSTMethod:
         if tree.match != obj.match:
             raise ModelFormatError(f"model was built with match={tree.match!r}, params say {obj.match!r}")
         obj.sst = tree
+        if tree.n_pages >= 2:
+            obj.scored_tree()
         return obj
 
 

@@ -200,17 +200,37 @@ def fast_features(text: str) -> list[str]:
     return out
 
 
-def _leaf_content(text: str, refs: Iterable[etree._Element]) -> tuple[Counter, bool]:
-    feats = Counter(fast_features(text)) if text else Counter()
+class _NoContent(Counter):
+    """Stand-in content of a page tree built for mapping only (no features needed)."""
+
+    def update(self, *args, **kwds) -> None:  # merged runs stay empty
+        return None
+
+
+_NO_CONTENT = _NoContent()
+
+
+def _leaf_content(text: str, refs: Iterable[etree._Element], content: bool) -> tuple[Counter, bool]:
+    """(features of a leaf, whether it has anything at all: text, a link or an image)."""
+    has_text = bool(text) and not text.isspace()
+    if not content:
+        nonempty = has_text
+        if not nonempty:
+            for el in refs:
+                if (el.tag == "a" and el.get("href")) or (el.tag == "img" and el.get("src")):
+                    nonempty = True
+                    break
+        return _NO_CONTENT, nonempty
+    feats = Counter(fast_features(text)) if has_text else Counter()
     for el in refs:
         _add_refs(el, feats)
-    has_text = bool(text) and not text.isspace()
-    return feats, has_text
+    return feats, has_text or bool(feats)
 
 
-def build_page_tree(root: etree._Element) -> PageNode:
+def build_page_tree(root: etree._Element, content: bool = True) -> PageNode:
     """The page style tree of the subtree under ``root`` (normally BODY), below a virtual
-    root. One iterative post-order walk (``etree.iterwalk``), so depth does not matter."""
+    root. One iterative post-order walk (``etree.iterwalk``), so depth does not matter.
+    ``content=False`` skips the leaf features (all MapSST needs is the structure)."""
     # frame = [kept child PageNodes, all kept children are actual leaves, has element child]
     frames: list[list] = [[[], True, False]]
     for event, el in etree.iterwalk(root, events=("start", "end")):
@@ -222,7 +242,7 @@ def build_page_tree(root: etree._Element) -> PageNode:
             frames.append([[], True, False])
             continue
         kids, all_actual, has_child = frames.pop()
-        node = _make_node(el, tag, kids, all_actual, has_child)
+        node = _make_node(el, tag, kids, all_actual, has_child, content)
         if node is not None:
             parent = frames[-1]
             parent[0].append(node)
@@ -232,13 +252,13 @@ def build_page_tree(root: etree._Element) -> PageNode:
     return PageNode(ROOT_KEY, ROOT_KEY, children=top, tops=[])
 
 
-def _make_node(el, tag: str, kids: list, all_actual: bool, has_child: bool) -> Optional[PageNode]:
+def _make_node(el, tag: str, kids: list, all_actual: bool, has_child: bool,
+               content: bool = True) -> Optional[PageNode]:
     key = element_key(el)
     if not has_child:
         # an actual leaf tag: its text, link target or image is its content
-        text = el.text or ""
-        feats, has_text = _leaf_content(text, (el,))
-        if not feats and not has_text:
+        feats, nonempty = _leaf_content(el.text or "", (el,), content)
+        if not nonempty:
             return None
         return PageNode(key, tag, feats=feats, tops=[el], actual=True)
     if all_actual:
@@ -246,8 +266,8 @@ def _make_node(el, tag: str, kids: list, all_actual: bool, has_child: bool) -> O
         text = "".join(el.itertext())
         refs = [el]
         refs.extend(c for c in el if isinstance(c.tag, str))
-        feats, has_text = _leaf_content(text, refs)
-        if not feats and not has_text:
+        feats, nonempty = _leaf_content(text, refs, content)
+        if not nonempty:
             return None
         return PageNode(key, tag, feats=feats, tops=[el], actual=False)
     # internal element: direct text becomes a #text leaf child
@@ -258,7 +278,7 @@ def _make_node(el, tag: str, kids: list, all_actual: bool, has_child: bool) -> O
     direct = "".join(parts)
     children: list[PageNode] = []
     if direct and not direct.isspace():
-        feats, _ = _leaf_content(direct, ())
+        feats, _ = _leaf_content(direct, (), content)
         children.append(PageNode(TEXT_KEY, TEXT_KEY, feats=feats, owner=el, actual=True))
     # segment rule: a run of sibling leaves with the same tag is one node. Same (TAG,
     # Attr), not only TAG: a byline <div class=byline> next to the article's
@@ -313,7 +333,7 @@ class ElementNode:
 
     __slots__ = ("key", "styles", "style_index", "m", "leaf_n", "feats", "rest_n", "rest_num",
                  "fwd", "dirty", "comp", "node_imp", "leaf_comp", "noisy", "has_noisy",
-                 "meaningful", "__weakref__")
+                 "meaningful", "charset", "__weakref__")
 
     def __init__(self, key: str):
         self.key = key
@@ -332,6 +352,8 @@ class ElementNode:
         self.noisy = False
         self.has_noisy = False
         self.meaningful = True
+        #: cached 3.6 characteristic feature set (valid while the node is not dirty)
+        self.charset: Optional[frozenset] = None
 
     @property
     def tag(self) -> str:
@@ -350,6 +372,10 @@ class ElementNode:
                 f"leaf_n={self.leaf_n}, comp={self.comp:.3f})")
 
 
+#: bumped by every 3.6 merge; a style node re-resolves its elements only after one
+MERGE_EPOCH = [0]
+
+
 def resolve(e: ElementNode) -> ElementNode:
     """Follow 3.6 merge forwarding (``e1`` and ``e2`` become pointers to the merged node)."""
     while e.fwd is not None:
@@ -361,7 +387,7 @@ class StyleNode:
     """``S = (Es, n)``; ``occ[i]``: pages of this style on which element ``i`` was present
     (always ``n`` with exact matching; smaller for optional slots with tolerant matching)."""
 
-    __slots__ = ("elements", "n", "occ", "keys", "_counter")
+    __slots__ = ("elements", "n", "occ", "keys", "_counter", "_epoch")
 
     def __init__(self, elements: list, n: int = 0, occ: Optional[list] = None):
         self.elements: list[ElementNode] = elements
@@ -369,13 +395,17 @@ class StyleNode:
         self.occ: list[int] = occ if occ is not None else [n] * len(elements)
         self.keys: tuple = tuple(e.key for e in elements)
         self._counter: Optional[Counter] = None
+        self._epoch = -1
 
     def resolved(self) -> list:
         """The element nodes, with merge forwarding followed (and written back)."""
         els = self.elements
-        for i, e in enumerate(els):
-            if e.fwd is not None:
-                els[i] = resolve(e)
+        epoch = MERGE_EPOCH[0]
+        if self._epoch != epoch:
+            for i, e in enumerate(els):
+                if e.fwd is not None:
+                    els[i] = resolve(e)
+            self._epoch = epoch
         return els
 
     def counter(self) -> Counter:
@@ -388,6 +418,7 @@ class StyleNode:
         self.occ = occ
         self.keys = tuple(e.key for e in elements)
         self._counter = None
+        self._epoch = -1
 
     def __repr__(self) -> str:
         return f"StyleNode({'-'.join(key_tag(k) for k in self.keys)}, n={self.n})"
@@ -536,6 +567,7 @@ class SiteStyleTree:
             E, T = stack.pop()
             E.m += 1
             E.dirty = True
+            E.charset = None
             if T.leaf:
                 E.leaf_n += 1
                 self._add_feats(E, T.feats)
