@@ -245,3 +245,15 @@ def test_method_through_site_cleaner_and_round_trip(tmp_path):
     assert again.n_pages == 3 and again.clean(ARTICLE).text == result.text
     with pytest.raises(ValueError):
         CETDMethod(density="htd")
+
+
+def test_skip_comments_lets_the_article_win_over_a_longer_thread():
+    para = "<p>" + "The article says something worth reading about the topic at hand. " * 2 + "</p>"
+    comment = "<li><p>" + "A reader replies at length with an opinion of their own, again. " * 3 + "</p></li>"
+    html = ("<html><body><ul><li><a href='/'>Home</a></li><li><a href='/n'>News</a></li></ul>"
+            "<div class='post'>" + para * 2 + "</div>"
+            "<ol class='commentlist'>" + comment * 6 + "</ol></body></html>")
+    plain = SiteCleaner(method="cetd").clean(html)
+    assert "A reader replies" in plain.text  # the thread has the largest DensitySum
+    skipped = SiteCleaner(method="cetd", skip_comments=True).clean(html)
+    assert "The article says" in skipped.text and "A reader replies" not in skipped.text
