@@ -27,12 +27,11 @@ class SiteSpider(scrapy.Spider):
             raise ValueError(f"not a URL: {url!r}")
         self.start_urls = [url]
         self.allowed_domains = [host]
-        self.links = LinkExtractor(allow_domains=[host])
-        if max_pages:
-            self.custom_settings = None
-            self.max_pages = int(max_pages)
-        else:
-            self.max_pages = None
+        self.host = host
+        # LinkExtractor(allow_domains=...) compares the netloc (with any port), so a site
+        # on a non-default port would have no links: filter on the host name here instead
+        self.links = LinkExtractor()
+        self.max_pages = int(max_pages) if max_pages else None
         self.pages = 0
 
     def parse(self, response: Any) -> Any:
@@ -41,6 +40,8 @@ class SiteSpider(scrapy.Spider):
         self.pages += 1
         yield {"url": response.url, "title": response.css("title::text").get(default="").strip()}
         if self.max_pages is not None and self.pages >= self.max_pages:
-            return
+            return  # stop following links; requests already queued still finish
         for link in self.links.extract_links(response):
+            if urlsplit(link.url).hostname != self.host:
+                continue
             yield scrapy.Request(link.url, callback=self.parse)

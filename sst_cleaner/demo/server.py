@@ -1,6 +1,7 @@
 """Serve a :class:`DemoSite` on 127.0.0.1 (random free port) from a background thread."""
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -10,6 +11,12 @@ from urllib.parse import urlsplit
 class _Handler(BaseHTTPRequestHandler):
     server_version = "sst-demo/1"
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # headers and body go out in separate writes: without TCP_NODELAY a keep-alive
+        # client's delayed ACK stalls every response ~40 ms (Nagle)
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self) -> None:  # noqa: N802 (http.server API)
         site = self.server.site  # type: ignore[attr-defined]

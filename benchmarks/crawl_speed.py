@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Crawl speed with and without sst-cleaner (a benchmark, not a test).
+
+Serves a generated ~2,000-page site (sst_cleaner.demo) on 127.0.0.1, crawls it twice with
+the same spider, once plain and once with the sst-cleaner add-on (middleware + pipeline),
+each crawl in a fresh process, and prints pages/s for both and their ratio (target >= 0.8).
+
+    python benchmarks/crawl_speed.py [--articles 1900] [--method default] [--threads 2]
+
+pages/s = HTML pages crawled / seconds from "spider opened" to "spider closed" (Scrapy's
+``elapsed_time_seconds``), so start-up and imports are not counted. The local server has
+no network latency, so the crawl is CPU-bound: this is the worst case for the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def child(cfg: dict) -> None:
+    """One crawl (runs in its own process: one Twisted reactor per process)."""
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    class BenchSpider(scrapy.Spider):
+        name = "bench"
+        start_urls = [cfg["url"]]
+
+        def parse(self, response):
+            for href in response.css("a::attr(href)").getall():
+                path = urlsplit(response.urljoin(href)).path
+                if path.startswith(("/section/", "/article/")):
+                    yield response.follow(href, callback=self.parse)
+            yield {"url": response.url, "title": response.css("h1::text").get()}
+
+    settings = {
+        "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False, "ROBOTSTXT_OBEY": False,
+        "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+    }
+    if cfg["sst"]:
+        settings.update({"ADDONS": {"sst_cleaner.Addon": 0}, "SST_METHOD": cfg["method"],
+                         "SST_THREADS": cfg["threads"]})
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(BenchSpider)
+    process.crawl(crawler)
+    process.start()
+    stats = crawler.stats.get_stats()
+    result = {"pages": stats.get("response_received_count", 0),
+              "items": stats.get("item_scraped_count", 0),
+              "seconds": stats.get("elapsed_time_seconds", 0.0),
+              "sst": {k: v for k, v in stats.items() if k.startswith("sst/")}}
+    with open(cfg["out"], "w", encoding="utf-8") as fh:
+        json.dump(result, fh, default=str)
+
+
+def run(url: str, sst: bool, method: str, threads: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        cfg = {"url": url, "sst": sst, "method": method, "threads": threads, "out": out}
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], check=True, env=env)
+        with open(out, encoding="utf-8") as fh:
+            return json.load(fh)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--articles", type=int, default=1900, help="articles (pages ~ articles x 1.05)")
+    parser.add_argument("--method", default=None, help="SST_METHOD (default: 'default', else 'cetd')")
+    parser.add_argument("--threads", type=int, default=2, help="SST_THREADS")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(json.loads(args.child))
+        return
+    from sst_cleaner import available_methods
+    from sst_cleaner.demo import DemoServer, DemoSite
+
+    method = args.method or ("default" if "default" in available_methods() else "cetd")
+    site = DemoSite(seed=1, n_articles=args.articles)
+    print(f"site: {len(site.paths)} HTML pages; method {method}; SST_THREADS {args.threads}")
+    with DemoServer(site) as server:
+        plain = run(server.url, False, method, args.threads)
+        cleaned = run(server.url, True, method, args.threads)
+    rate = lambda r: r["pages"] / r["seconds"] if r["seconds"] else 0.0  # noqa: E731
+    p, c = rate(plain), rate(cleaned)
+    print(f"without sst-cleaner: {plain['pages']} pages in {plain['seconds']:.1f}s = {p:.1f} pages/s")
+    print(f"with sst-cleaner:    {cleaned['pages']} pages in {cleaned['seconds']:.1f}s = {c:.1f} pages/s "
+          f"({cleaned['sst'].get('sst/items_cleaned', 0)} items cleaned, "
+          f"{cleaned['sst'].get('sst/models_built', 0)} model built)")
+    print(f"ratio: {c / p if p else 0.0:.2f} (target >= 0.8)")
+
+
+if __name__ == "__main__":
+    main()
