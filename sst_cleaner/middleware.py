@@ -288,7 +288,7 @@ class SSTSpiderMiddleware:
         """Fit ``hold``'s site in a worker thread, then release its items."""
         cfg = self.config
         pages = list(hold.pages)
-        if len(pages) < cfg.min_fit_pages:
+        if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
             # too little to learn a template from: page-level fallback for these items
             self._drop_hold(hold)
             return

@@ -140,3 +140,12 @@ def test_disabled_addon_does_nothing(demo_server, run_crawl):
     _assert_exactly_once(result)
     assert not any(k.startswith("sst/") for k in result["stats"])
     assert all(r["text"] is None for r in result["received"])
+
+
+def test_hold_timeout_fits_with_the_pages_it_has(demo_server, run_crawl):
+    # the sample (50) is never reached, but a zero timeout fits the site at once
+    result = run_crawl(url=demo_server.url, settings={"SST_HOLD_TIMEOUT": 0, "SST_SAMPLE_PAGES": 50})
+    _assert_exactly_once(result)
+    assert _sst(result, "hold_timeouts") >= 1
+    assert _sst(result, "models_built") == 1
+    assert "(timeout)" in result["log"]
