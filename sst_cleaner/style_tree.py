@@ -18,6 +18,8 @@ post-order walk:
 * ``Attr`` for today's web (:func:`element_key`): ``class``/``id``/``role`` and the old
   presentational attributes, lower-cased, tokens sorted, digit runs replaced
   (``post-12345`` -> ``post-#``) so that per-page ids do not make every page a style;
+  BODY's attributes are ignored (one per page, its classes name the page: slug, author,
+  category; with them every page of a WordPress site would be its own style);
 * the *leaf element nodes* are the parents of the actual leaf tags (3.6, point 2): an
   element whose element children have no children of their own is a leaf and its
   children's text is its content ("they tend to overly fragment the page" otherwise);
@@ -63,6 +65,9 @@ STYLE_ATTRS = frozenset(
     """class id role bgcolor width height align valign border cellpadding cellspacing
     face size color background""".split()
 )
+#: elements there is one of per page: their class names say which page it is (WordPress
+#: and co. put the post slug, author and category on BODY), not how it is laid out
+_BARE_TAGS = frozenset(("body", "html"))
 ROOT_KEY = "#root"
 TEXT_KEY = "#text"
 #: longest attribute value looked at (class lists of CSS frameworks can be very long)
@@ -104,7 +109,7 @@ def element_key(el: etree._Element) -> str:
     """The paper's (TAG, Attr) pair as one string: ``tag`` or ``tag|name=value;...``."""
     attrib = el.attrib
     tag = el.tag
-    if not attrib:
+    if not attrib or tag in _BARE_TAGS:
         return tag
     parts = [f"{name}={_norm_value(value)}" for name, value in attrib.items()
              if name in STYLE_ATTRS and value and value.strip()]
