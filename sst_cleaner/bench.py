@@ -745,6 +745,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-reference", action="store_true", help="do not run trafilatura")
     ap.add_argument("--wall-clock", action="store_true",
                     help="time with the wall clock (default: process CPU time)")
+    ap.add_argument("--save-json", metavar="PATH", default=None,
+                    help="also write the --json output to PATH (whatever is printed)")
     fmt = ap.add_mutually_exclusive_group()
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
     fmt.add_argument("--json", action="store_true", help="print JSON")
@@ -801,6 +803,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 if pt["run"].scored:
                     write_predictions(args.out, pt["run"])
         results.append(res)
+    if args.save_json:
+        with open(args.save_json, "w", encoding="utf-8") as f:
+            f.write(render_json(results))
     if args.json:
         sys.stdout.write(render_json(results))
     elif args.markdown:

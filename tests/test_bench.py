@@ -273,8 +273,11 @@ def test_json_and_markdown_outputs(tmp_path, capsys, toy_methods):
     assert by_mode["transductive"]["f1"] == pytest.approx(1.0)
     assert by_mode["transductive"]["pages_fitted"] == 5
     assert entry["fit500"]["bench-toy"]["estimate"] is True
-    bench.main([corpus, "--methods", "bench-toy", "--modes", "page", "--markdown", "--no-reference"])
+    saved = tmp_path / "saved.json"
+    bench.main([corpus, "--methods", "bench-toy", "--modes", "page", "--markdown", "--no-reference",
+                "--save-json", str(saved)])
     md = capsys.readouterr().out
+    assert json.loads(saved.read_text())["tiny"]["runs"][0]["f1"] == pytest.approx(PAGE_F1)
     assert md.startswith("| corpus | method | mode |")
     assert "| tiny | bench-toy | page | 12 | 0 |" in md
 
