@@ -59,10 +59,6 @@ def _noop_callback(response: Response) -> list:
     return []
 
 
-def _noop_errback(failure: Any) -> None:
-    logger.error("sst: flush request failed: %s", failure)
-
-
 def is_html_response(response: Response) -> bool:
     """Whether a response is an HTML page worth learning from."""
     if isinstance(response, HtmlResponse):
@@ -117,6 +113,7 @@ class SSTSpiderMiddleware:
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._request_dropped, signal=signals.request_dropped)
         crawler.signals.connect(self._item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self._item_gone, signal=signals.item_error)
 
@@ -136,7 +133,7 @@ class SSTSpiderMiddleware:
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.store.inc("flushes")
-            request = Request(FLUSH_URL, callback=_noop_callback, errback=_noop_errback,
+            request = Request(FLUSH_URL, callback=_noop_callback, errback=self._flush_failed,
                               dont_filter=True, priority=1_000_000,
                               meta={FLUSH_META: True, "allow_offsite": True, "dont_cache": True})
             self.crawler.engine.crawl(request)
@@ -147,6 +144,20 @@ class SSTSpiderMiddleware:
             logger.error("sst: %d items were still held when the spider closed", self._pending())
             self.store.inc("errors")
         self.store.close()
+
+    def _flush_failed(self, failure: Any) -> None:
+        """The flush request failed (a downloader middleware refused it...): hand the
+        held items to the scraper directly instead, or the spider would never close."""
+        logger.warning("sst: flush request failed (%s); sending held items to the pipelines directly",
+                       getattr(failure, "value", failure))
+        self._flush_scheduled = False
+        scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
+        if scraper is not None:
+            deferred_from_coro(self._flush_to_scraper(scraper, closing=False))
+
+    def _request_dropped(self, request: Any = None, **kwargs: Any) -> None:
+        if request is not None and request.meta.get(FLUSH_META):
+            self._flush_failed("the scheduler dropped the flush request")
 
     def _item_gone(self, item: Any = None, **kwargs: Any) -> None:
         # dropped or failed before our pipeline saw it: forget its page
@@ -362,9 +373,11 @@ class SSTSpiderMiddleware:
 
             scraper.close_spider = close_spider
 
-    async def _flush_to_scraper(self, scraper: Any) -> None:
-        """The spider is closing: send every held item through the scraper's item path."""
-        self._closing = True
+    async def _flush_to_scraper(self, scraper: Any, closing: bool = True) -> None:
+        """Send every held item through the scraper's item path (the spider is closing,
+        or the flush request could not run)."""
+        if closing:
+            self._closing = True
         if not self._pending():
             return
         await self._release_everything()
@@ -378,8 +391,9 @@ class SSTSpiderMiddleware:
                 result = scraper.start_itemproc(item, response=None)
                 if result is not None:
                     await maybe_deferred_to_future(result) if hasattr(result, "addCallback") else await result
-        self.store.inc("items_flushed_at_close", n)
-        logger.info("sst: spider closing, %d held items sent to the item pipelines", n)
+        if closing:
+            self.store.inc("items_flushed_at_close", n)
+        logger.info("sst: %d held items sent to the item pipelines directly", n)
 
 
 def get_store(crawler: Any) -> SiteModelStore:

@@ -149,3 +149,22 @@ def test_hold_timeout_fits_with_the_pages_it_has(demo_server, run_crawl):
     assert _sst(result, "hold_timeouts") >= 1
     assert _sst(result, "models_built") == 1
     assert "(timeout)" in result["log"]
+
+
+def test_failed_flush_request_still_delivers(demo_server, run_crawl):
+    # a downloader middleware refuses the idle flush's data: request: the held items must
+    # still reach the pipelines, and the spider must still close
+    result = run_crawl(url=demo_server.url, max_pages=10, settings={
+        "SST_SAMPLE_PAGES": 50, "DOWNLOADER_MIDDLEWARES": {"test_scrapy_runner.BlockDataUrls": 1}})
+    _assert_exactly_once(result)
+    assert result["stats"]["finish_reason"] == "finished"
+    assert _sst(result, "flushes") >= 1
+    assert "held items sent to the item pipelines directly" in result["log"]
+
+
+def test_source_field_html_is_cleaned_instead_of_the_response(demo_server, run_crawl):
+    result = run_crawl(url=demo_server.url, kinds=["html"], max_pages=8, settings={"SST_SOURCE_FIELD": "html"})
+    _assert_exactly_once(result)
+    for r in result["received"]:
+        assert r["expect"] in r["text"]
+        assert "Ledger" not in r["text"]  # nothing of the crawled page itself

@@ -60,6 +60,10 @@ def make_item(kind: str, item_id: str, url: str) -> Any:
         return {"id": item_id, "url": url}
     if kind == "item":
         return PageItem(id=item_id, url=url)
+    if kind == "html":  # HTML carried in the item itself (SST_SOURCE_FIELD = "html")
+        sentence = f"The field copy of {url.rsplit('/', 1)[-1]} was written by the spider itself."
+        return {"id": item_id, "url": url, "expect": sentence,
+                "html": f"<html><body><div><p>{sentence}</p></div></body></html>"}
     if kind == "notext":
         return NoTextItem(id=item_id, url=url)
     if kind == "dataclass":
@@ -83,8 +87,18 @@ class RecordPipeline:
 
         adapter = ItemAdapter(item)
         RECEIVED.append({"id": adapter.get("id"), "text": adapter.get("text"),
-                         "type": type(item).__name__})
+                         "type": type(item).__name__, "expect": adapter.get("expect")})
         return item
+
+
+class BlockDataUrls:
+    """Downloader middleware refusing data: URLs (so the idle flush request fails)."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.url.startswith("data:"):
+            from scrapy.exceptions import IgnoreRequest
+
+            raise IgnoreRequest("data: URLs are blocked in this test")
 
 
 class ProbeSpider(scrapy.Spider):
