@@ -1,0 +1,269 @@
+"""Learn (and honestly evaluate) the weights of the default method's logistic model.
+
+    python benchmarks/train_default.py ../shared/datasets [--cache /tmp/feats.npz]
+
+For every site of the multi-page dev corpora it fits the site model on the site's pages
+(each page judged only by the others: the model removes a page's own contribution), turns
+every sentence into the feature vector of ``sst_cleaner.hybrid.sentence_features``, and
+labels it by the share of its tokens found in the page's gold text. Docs sites are fitted
+on 20 pages (the crawl setting) and every page is used.
+
+It prints site-grouped cross-validated page F1 (folds never share a site, so a figure is
+what the weights give on sites they were not learnt from), then the weights learnt on all
+rows, as Python to paste into ``sst_cleaner/hybrid.py``. The corpora are read from
+../shared only here, never shipped.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from collections import Counter, defaultdict
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from sst_cleaner.dom import parse_html  # noqa: E402
+from sst_cleaner.hybrid import (CONTEXT_NAMES, FEATURE_NAMES, cetd_region, context_features,  # noqa: E402
+                                element_chain, sentence_features)
+from sst_cleaner.site_stats import SiteStats, analyse_page  # noqa: E402
+from sst_cleaner.text import words  # noqa: E402
+
+
+def load_corpus(root: str, name: str):
+    sys.path.insert(0, os.path.join(root, "..", "bench"))
+    from pages import load_manifest, read_gold, read_page  # type: ignore
+
+    man = os.path.join(root, name, "manifest.jsonl")
+    rows = load_manifest(man)
+    by_site = defaultdict(list)
+    for r in rows:
+        by_site[r["site"] or r["id"]].append(r)
+    return by_site, read_page, read_gold
+
+
+def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
+    X, y, w, page_ids, groups, ntok = [], [], [], [], [], []
+    chains, block_ids = [], []  # per sentence: container chain (small ints) and block id
+    gold_tokens = {}
+    corpus_of = {}
+    for corpus in corpora:
+        by_site, read_page, read_gold = load_corpus(data_root, corpus)
+        for site, rows in by_site.items():
+            if corpus == "docs-dev":
+                rng = random.Random(0)
+                rows = list(rows)
+                rng.shuffle(rows)
+                rows = rows[:max_docs_pages]
+            analyses = []
+            for r in rows:
+                html = read_page(r)[0]
+                pa = analyse_page(parse_html(html, url=r.get("url")))
+                analyses.append((r, pa))
+            stats = SiteStats()
+            fit_set = analyses[:20] if corpus == "docs-dev" else analyses
+            if corpus != "single-dev":
+                for _, pa in fit_set:
+                    stats.add(pa)
+            for r, pa in analyses:
+                view = stats.page_view(pa) if stats.n_pages else None
+                region = cetd_region(pa, view)
+                gseq = words(read_gold(r))
+                gold = Counter(gseq)
+                gold_tokens[r["id"]] = gold
+                corpus_of[r["id"]] = corpus
+                tri = set(zip(gseq, gseq[1:], gseq[2:]))
+                joined = " " + " ".join(gseq) + " "
+                ids: dict = {}
+                for b, s, f in sentence_features(view, pa, region):
+                    chain = tuple(ids.setdefault(c, len(ids)) for c in element_chain(b.block.element))
+                    chains.append((r["id"], chain))
+                    block_ids.append((r["id"], id(b)))
+                    toks = words(s.text)
+                    frac = sentence_label(toks, tri, joined)
+                    X.append(f)
+                    y.append(frac)
+                    w.append(len(toks))
+                    page_ids.append(r["id"])
+                    groups.append(f"{corpus}/{site}")
+                    ntok.append(toks)
+            print(f"  {corpus}/{site}: {len(analyses)} pages", file=sys.stderr)
+    return (np.array(X, dtype=float), np.array(y), np.array(w, dtype=float), page_ids, groups, ntok,
+            gold_tokens, corpus_of, chains, block_ids)
+
+
+def sentence_label(toks: list[str], gold_trigrams: set, gold_joined: str) -> float:
+    """Share of the sentence's token trigrams found in the gold (short sentences: exact
+    token-sequence match). Token-set overlap is useless here: comments and navigation
+    share most of their words with the article."""
+    if len(toks) >= 3:
+        grams = list(zip(toks, toks[1:], toks[2:]))
+        return sum(1 for g in grams if g in gold_trigrams) / len(grams)
+    return 1.0 if (" " + " ".join(toks) + " ") in gold_joined else 0.0
+
+
+def train_lr(X, y, w, l2=1e-2, iters=60):
+    """Weighted logistic regression by Newton's method (IRLS) with an L2 penalty."""
+    Xs = X.copy()
+    mu = Xs[:, 1:].mean(0)
+    sd = Xs[:, 1:].std(0) + 1e-9
+    Xs[:, 1:] = (Xs[:, 1:] - mu) / sd
+    beta = np.zeros(X.shape[1])
+    for _ in range(iters):
+        z = Xs @ beta
+        p = 1 / (1 + np.exp(-z))
+        g = Xs.T @ (w * (p - y)) + l2 * w.sum() * np.r_[0, beta[1:]]
+        Hd = w * p * (1 - p)
+        H = (Xs * Hd[:, None]).T @ Xs + l2 * w.sum() * np.diag(np.r_[0, np.ones(len(beta) - 1)])
+        step = np.linalg.solve(H + 1e-9 * np.eye(len(beta)), g)
+        beta -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    # fold the standardisation back into raw-feature weights
+    raw = beta.copy()
+    raw[1:] = beta[1:] / sd
+    raw[0] = beta[0] - (beta[1:] * mu / sd).sum()
+    return raw
+
+
+def page_f1(pred_mask, page_ids, ntok, gold_tokens):
+    pred = defaultdict(Counter)
+    for keep, pid, toks in zip(pred_mask, page_ids, ntok):
+        if keep:
+            pred[pid].update(toks)
+    out = {}
+    for pid, gold in gold_tokens.items():
+        p = pred.get(pid, Counter())
+        if not p and not gold:
+            out[pid] = 1.0
+            continue
+        common = sum((p & gold).values())
+        if not common:
+            out[pid] = 0.0
+            continue
+        P = common / sum(p.values())
+        R = common / sum(gold.values())
+        out[pid] = 2 * P * R / (P + R)
+    return out
+
+
+def export_hgb(model, names) -> dict:
+    """sklearn HistGradientBoostingClassifier -> the TreeEnsemble JSON of sst_cleaner.hybrid."""
+    trees = []
+    for (pred,) in model._predictors:
+        nodes = pred.nodes
+        trees.append({
+            "feature": [int(v) for v in nodes["feature_idx"]],
+            "threshold": [float(v) for v in nodes["num_threshold"]],
+            "left": [int(v) for v in nodes["left"]],
+            "right": [int(v) for v in nodes["right"]],
+            "leaf": [bool(v) for v in nodes["is_leaf"]],
+            "value": [float(v) for v in nodes["value"]],
+            "depth": int(nodes["depth"].max()),
+        })
+    return {"features": list(names), "baseline": float(np.ravel(model._baseline_prediction)[0]), "trees": trees}
+
+
+HGB = dict(max_depth=4, max_iter=80, learning_rate=0.12, min_samples_leaf=40)
+
+
+def fit_hgb(X, y, w):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(random_state=0, **HGB).fit(X, y, sample_weight=w)
+
+
+def page_context(chains, block_ids, w, p1):
+    """Stage-2 context features for every row, page by page (rows of a page are contiguous)."""
+    out = np.zeros((len(p1), len(CONTEXT_NAMES)))
+    i = 0
+    n = len(p1)
+    while i < n:
+        pid = chains[i][0]
+        j = i
+        while j < n and chains[j][0] == pid:
+            j += 1
+        ctx = context_features([c for _, c in chains[i:j]], [b for _, b in block_ids[i:j]],
+                               list(w[i:j]), list(p1[i:j]))
+        out[i:j] = np.array(ctx)
+        i = j
+    return out
+
+
+def report(name, mask, page_ids, ntok, gold_tokens, corpus_of, corpora):
+    f1 = page_f1(mask, page_ids, ntok, gold_tokens)
+    out = []
+    for corpus in corpora:
+        ids = [pid for pid in gold_tokens if corpus_of[pid] == corpus]
+        if ids:
+            out.append(f"{corpus}={sum(f1[i] for i in ids) / len(ids):.3f}")
+    print(f"{name:<28}", *out, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data")
+    ap.add_argument("--corpora", default="portal,sites-dev,docs-dev,single-dev")
+    ap.add_argument("--cache", default=None)
+    ap.add_argument("--label-threshold", type=float, default=0.5)
+    ap.add_argument("--threshold", type=float, default=0.5)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--weights", choices=["tokens", "page"], default="page")
+    ap.add_argument("--out", default=None, help="write the scorer JSON here")
+    args = ap.parse_args()
+    import json
+    import pickle  # benchmark-only cache of our own numbers; never used for model files
+
+    if args.cache and os.path.exists(args.cache):
+        with open(args.cache, "rb") as fh:
+            blob = pickle.load(fh)
+    else:
+        blob = build_rows(args.data, args.corpora.split(","))
+        if args.cache:
+            with open(args.cache, "wb") as fh:
+                pickle.dump(blob, fh)
+    X, yf, w, page_ids, groups, ntok, gold_tokens, corpus_of, chains, block_ids = blob
+    corpora = args.corpora.split(",")
+    y = (yf >= args.label_threshold).astype(int)
+    sw = w
+    if args.weights == "page":  # every page counts the same (the score is a macro average)
+        tot = defaultdict(float)
+        for pid, t in zip(page_ids, w):
+            tot[pid] += t
+        sw = np.array([t / tot[pid] for pid, t in zip(page_ids, w)]) * 1000
+    sites = sorted(set(groups))
+    rng = random.Random(0)
+    rng.shuffle(sites)
+    fold_of = {s: i % args.folds for i, s in enumerate(sites)}
+    fold = np.array([fold_of[g] for g in groups])
+    p1 = np.zeros(len(y))
+    for k in range(args.folds):
+        tr = fold != k
+        p1[~tr] = fit_hgb(X[tr], y[tr], sw[tr]).predict_proba(X[~tr])[:, 1]
+    report("all text", np.ones(len(y), bool), page_ids, ntok, gold_tokens, corpus_of, corpora)
+    report("cetd (template zeroed)", X[:, FEATURE_NAMES.index("in_cetd")] > 0.5, page_ids, ntok, gold_tokens,
+           corpus_of, corpora)
+    report("stage 1 (site-grouped CV)", p1 >= args.threshold, page_ids, ntok, gold_tokens, corpus_of, corpora)
+    ctx = page_context(chains, block_ids, w, p1)
+    X2 = np.hstack([X, ctx])
+    p2 = np.zeros(len(y))
+    for k in range(args.folds):
+        tr = fold != k
+        p2[~tr] = fit_hgb(X2[tr], y[tr], sw[tr]).predict_proba(X2[~tr])[:, 1]
+    for th in (0.4, 0.5, 0.6):
+        report(f"stage 2 (CV) th={th}", p2 >= th, page_ids, ntok, gold_tokens, corpus_of, corpora)
+    if args.out:
+        m1 = fit_hgb(X, y, sw)
+        m2 = fit_hgb(X2, y, sw)
+        spec = {"trained_on": corpora, "hgb": HGB, "label_threshold": args.label_threshold,
+                "weights": args.weights,
+                "stage1": export_hgb(m1, FEATURE_NAMES), "stage2": export_hgb(m2, FEATURE_NAMES + CONTEXT_NAMES)}
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(spec, fh, separators=(",", ":"))
+        print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()

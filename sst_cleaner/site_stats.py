@@ -1,0 +1,332 @@
+"""Site statistics over style nodes: the evidence the default method learns from a site.
+
+Every text block of a page hangs under a *style path*: the sequence of (TAG, Attr) pairs
+from BODY down to the block's element, with positions left out. Two blocks of two pages
+with the same style path are the same node of the Site Style Tree when the trees align,
+which is what a tolerant match achieves without aligning: a varying ad slot or an optional
+share box changes a sibling, not the path of the article body. So the style path is our
+SST node identity (``node key``).
+
+For each node the model keeps, incrementally (one page at a time, no page kept):
+
+* ``node_df``: how many pages have the node (the SST's page count of a style node);
+* ``node_feat``: for each feature (stemmed keyword) the sums S = sum_j tf_ij and
+  Q = sum_j tf_ij ln tf_ij over the pages j of the node's collection, so that the
+  informative-sentences entropy H(F_i) = -sum_j w_ij log_n w_ij with w_ij = tf_ij / S is
+  H = (ln S - Q / S) / ln n, an O(1) look-up (and O(1) to take one page back out);
+* ``sent_df`` and ``node_sent``: in how many pages each (normalised) sentence occurs,
+  site-wide and per node: the exact-recurrence evidence of template text.
+
+``page_fps`` holds a fingerprint of each fitted page so that cleaning a page that is
+itself in the sample removes its own contribution: a page is judged only by the *other*
+pages of its site, in the transductive setting as in leave-one-out.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from lxml import etree
+
+from .dom import PreparedPage
+from .segment import TextBlock, text_blocks
+from .text import STOP_WORDS, features, split_sentences, words
+
+#: attributes that carry a node's style on today's web, plus the old presentational ones
+STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
+
+
+def _norm_attr_value(value: str) -> str:
+    # case, token order and digit runs ("post-12345" -> "post-#") do not change a style
+    out = []
+    for tok in value.lower().split():
+        buf = []
+        in_digits = False
+        for ch in tok:
+            if ch.isdigit():
+                if not in_digits:
+                    buf.append("#")
+                in_digits = True
+            else:
+                buf.append(ch)
+                in_digits = False
+        out.append("".join(buf))
+    return " ".join(sorted(set(out)))
+
+
+def style_label(el: etree._Element) -> str:
+    """``TAG`` plus its normalised style attributes: the paper's (TAG, Attr) pair."""
+    attrib = el.attrib
+    if not attrib:
+        return el.tag
+    parts = [el.tag]
+    for name in STYLE_ATTRS:
+        v = attrib.get(name)
+        if v:
+            parts.append(f"{name}={_norm_attr_value(v)[:80]}")
+    return "|".join(parts)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def sentence_hash(sentence: str) -> str:
+    """Sentences that differ only in case, punctuation, spacing or numbers are the same."""
+    toks = ["#" if t.isdigit() else t for t in words(sentence)]
+    return _digest(" ".join(toks))
+
+
+@dataclass
+class SentenceInfo:
+    text: str
+    hash: str
+    feats: list[str]
+    n_words: int
+    stop_ratio: float
+
+
+@dataclass
+class BlockInfo:
+    block: TextBlock
+    key: str                      # style path digest (the SST node)
+    tag: str
+    depth: int
+    sentences: list[SentenceInfo] = field(default_factory=list)
+    ancestors: tuple = ()         # tags of ancestors (for pre/code/table context)
+    hints: int = 0                # class/id hints of the ancestors (HINT_* bits)
+
+
+@dataclass
+class PageAnalysis:
+    page: PreparedPage
+    blocks: list[BlockInfo]
+    fingerprint: str
+
+
+# Words in class/id values that name what a container is, the way authors name them.
+# Matched as substrings of the lower-cased attribute (no regex).
+HINT_COMMENT = 1
+HINT_BOILER = 2
+HINT_CONTENT = 4
+_HINT_WORDS = (
+    (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "discussion")),
+    (HINT_BOILER, ("share", "social", "related", "sidebar", "footer", "navbar", "menu", "breadcrumb",
+                   "widget", "promo", "advert", "sponsor", "banner", "cookie", "newsletter", "subscribe",
+                   "masthead", "toolbar", "popular", "trending", "recommend", "tags", "signup", "login")),
+    (HINT_CONTENT, ("article", "content", "post", "entry", "story", "main", "body", "text", "blog")),
+)
+
+
+def class_hints(el: etree._Element) -> int:
+    attrib = el.attrib
+    if not attrib:
+        return 0
+    val = ((attrib.get("class") or "") + " " + (attrib.get("id") or "")).lower()
+    if not val.strip():
+        return 0
+    bits = 0
+    for bit, names in _HINT_WORDS:
+        for n in names:
+            if n in val:
+                bits |= bit
+                break
+    return bits
+
+
+def analyse_page(page: PreparedPage) -> PageAnalysis:
+    """Cut a page into blocks and sentences and give each block its style-path key."""
+    root = page.root
+    keys: dict[etree._Element, tuple[str, int]] = {root: (style_label(root), 0)}
+    ctx: dict[etree._Element, tuple] = {root: ()}
+    hints: dict[etree._Element, int] = {root: class_hints(root)}
+    for el in root.iter():
+        if el is root or not isinstance(el.tag, str):
+            continue
+        parent = el.getparent()
+        pkey, pdepth = keys.get(parent, ("?", 0))
+        keys[el] = (_digest(pkey + "/" + style_label(el)), pdepth + 1)
+        pctx = ctx.get(parent, ())
+        if el.tag in ("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
+                      "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol"):
+            pctx = pctx + (el.tag,)
+        ctx[el] = pctx
+        hints[el] = hints.get(parent, 0) | class_hints(el)
+    infos: list[BlockInfo] = []
+    all_hashes: list[str] = []
+    for blk in text_blocks(root):
+        key, depth = keys.get(blk.element, ("?", 0))
+        info = BlockInfo(blk, key, blk.element.tag, depth, ancestors=ctx.get(blk.element, ()),
+                         hints=hints.get(blk.element, 0))
+        for s in split_sentences(blk.text):
+            ws = words(s)
+            if not ws:
+                continue
+            h = sentence_hash(s)
+            stop = sum(1 for w in ws if w in STOP_WORDS) / len(ws)
+            info.sentences.append(SentenceInfo(s, h, features(s), len(ws), stop))
+            all_hashes.append(h)
+        if info.sentences:
+            infos.append(info)
+    fp = _digest(" ".join(all_hashes))
+    return PageAnalysis(page, infos, fp)
+
+
+class SiteStats:
+    """The incremental site model (see module docstring)."""
+
+    def __init__(self) -> None:
+        self.n_pages = 0
+        self.page_fps: dict[str, int] = {}
+        self.sent_df: dict[str, int] = {}
+        self.sent_len: dict[str, int] = {}
+        self.node_df: dict[str, int] = {}
+        self.node_sent: dict[str, dict[str, int]] = {}
+        self.node_feat: dict[str, dict[str, list[float]]] = {}
+        self._share_cache: dict[str, float] = {}
+
+    # -- learning ---------------------------------------------------------------
+    def add(self, pa: PageAnalysis) -> None:
+        self.n_pages += 1
+        self.page_fps[pa.fingerprint] = self.page_fps.get(pa.fingerprint, 0) + 1
+        seen_sent: set[str] = set()
+        node_sents: dict[str, set[str]] = {}
+        node_tf: dict[str, dict[str, int]] = {}
+        for b in pa.blocks:
+            ns = node_sents.setdefault(b.key, set())
+            tf = node_tf.setdefault(b.key, {})
+            for s in b.sentences:
+                seen_sent.add(s.hash)
+                ns.add(s.hash)
+                self.sent_len[s.hash] = len(s.text)
+                for f in s.feats:
+                    tf[f] = tf.get(f, 0) + 1
+        for h in seen_sent:
+            self.sent_df[h] = self.sent_df.get(h, 0) + 1
+        for key, hs in node_sents.items():
+            self.node_df[key] = self.node_df.get(key, 0) + 1
+            d = self.node_sent.setdefault(key, {})
+            for h in hs:
+                d[h] = d.get(h, 0) + 1
+            nf = self.node_feat.setdefault(key, {})
+            for f, c in node_tf[key].items():
+                acc = nf.get(f)
+                if acc is None:
+                    nf[f] = [float(c), c * math.log(c)]
+                else:
+                    acc[0] += c
+                    acc[1] += c * math.log(c)
+        self._share_cache.clear()
+
+    # -- evidence for one page ------------------------------------------------------
+    def page_view(self, pa: PageAnalysis) -> "PageView":
+        own = 1 if self.page_fps.get(pa.fingerprint, 0) > 0 else 0
+        return PageView(self, pa, own)
+
+    def node_template_share(self, key: str, min_df: int) -> float:
+        """Share of the node's text (over all fitted pages) that recurs on >= min_df pages."""
+        ck = f"{key}:{min_df}"
+        v = self._share_cache.get(ck)
+        if v is not None:
+            return v
+        d = self.node_sent.get(key)
+        if not d:
+            v = 0.0
+        else:
+            tot = rec = 0
+            for h, c in d.items():
+                w = c * self.sent_len.get(h, 1)
+                tot += w
+                if self.sent_df.get(h, 0) >= min_df:
+                    rec += w
+            v = rec / tot if tot else 0.0
+        self._share_cache[ck] = v
+        return v
+
+    # -- persistence ----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {
+            "n_pages": self.n_pages,
+            "page_fps": self.page_fps,
+            "sent_df": self.sent_df,
+            "sent_len": self.sent_len,
+            "node_df": self.node_df,
+            "node_sent": self.node_sent,
+            "node_feat": {k: {f: [round(a, 6), round(b, 6)] for f, (a, b) in d.items()}
+                          for k, d in self.node_feat.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "SiteStats":
+        obj = cls()
+        obj.n_pages = int(state["n_pages"])
+        obj.page_fps = {str(k): int(v) for k, v in state["page_fps"].items()}
+        obj.sent_df = {str(k): int(v) for k, v in state["sent_df"].items()}
+        obj.sent_len = {str(k): int(v) for k, v in state["sent_len"].items()}
+        obj.node_df = {str(k): int(v) for k, v in state["node_df"].items()}
+        obj.node_sent = {str(k): {str(h): int(c) for h, c in d.items()} for k, d in state["node_sent"].items()}
+        obj.node_feat = {str(k): {str(f): [float(v[0]), float(v[1])] for f, v in d.items()}
+                         for k, d in state["node_feat"].items()}
+        return obj
+
+
+class PageView:
+    """The site's evidence about one page, with the page's own contribution removed."""
+
+    def __init__(self, stats: SiteStats, pa: PageAnalysis, own: int):
+        self.stats = stats
+        self.pa = pa
+        self.own = own
+        self.n_other = stats.n_pages - own
+        # the page's own per-node feature counts (to take them back out of S and Q)
+        self._own_tf: dict[str, dict[str, int]] = {}
+        if own:
+            for b in pa.blocks:
+                tf = self._own_tf.setdefault(b.key, {})
+                for s in b.sentences:
+                    for f in s.feats:
+                        tf[f] = tf.get(f, 0) + 1
+        self._own_sent = {s.hash for b in pa.blocks for s in b.sentences} if own else set()
+        self._own_nodes = {b.key for b in pa.blocks} if own else set()
+
+    def sentence_df(self, h: str) -> int:
+        """Other pages on which the sentence occurs."""
+        return self.stats.sent_df.get(h, 0) - (1 if h in self._own_sent else 0)
+
+    def node_df(self, key: str) -> int:
+        """Other pages that have this node."""
+        return self.stats.node_df.get(key, 0) - (1 if key in self._own_nodes else 0)
+
+    def node_sentence_df(self, key: str, h: str) -> int:
+        d = self.stats.node_sent.get(key)
+        c = d.get(h, 0) if d else 0
+        if c and self.own and h in self._own_sent and key in self._own_nodes:
+            c -= 1
+        return c
+
+    def feature_entropy(self, key: str, feat: str) -> float:
+        """H(F) over the node's collection of OTHER pages, log base n (0 when n <= 1)."""
+        n = self.node_df(key)
+        if n <= 1:
+            return 0.0
+        acc = self.stats.node_feat.get(key, {}).get(feat)
+        if acc is None:
+            return 0.0
+        S, Q = acc
+        if self.own:
+            t = self._own_tf.get(key, {}).get(feat, 0)
+            if t:
+                S -= t
+                Q -= t * math.log(t)
+        if S <= 0:
+            return 0.0
+        h = (math.log(S) - Q / S) / math.log(n)
+        return min(1.0, max(0.0, h))
+
+    def sentence_entropy(self, key: str, s: SentenceInfo) -> float:
+        """E(S): mean feature entropy of the sentence's features (informative-sentences 4.3)."""
+        if not s.feats:
+            return 0.0
+        return sum(self.feature_entropy(key, f) for f in s.feats) / len(s.feats)

@@ -1,0 +1,82 @@
+"""Site statistics: entropies and recurrence that can be checked on paper."""
+import math
+
+from sst_cleaner.dom import parse_html
+from sst_cleaner.site_stats import SiteStats, analyse_page, sentence_hash, style_label
+
+
+def page(body: str):
+    return analyse_page(parse_html(f"<html><body>{body}</body></html>"))
+
+
+def test_style_label_normalises_case_order_and_digits():
+    a = parse_html('<body><div class="Post-123 entry" id="x"></div></body>').root[0]
+    b = parse_html('<body><div class="entry post-9" id="X"></div></body>').root[0]
+    assert style_label(a) == style_label(b) == "div|class=entry post-#|id=x"
+
+
+def test_sentence_hash_ignores_case_punctuation_and_numbers():
+    assert sentence_hash("Copyright 2012, ACME Inc.") == sentence_hash("copyright 2013 acme inc")
+    assert sentence_hash("Copyright ACME") != sentence_hash("Copyright ACME Inc")
+
+
+def test_feature_entropy_matches_hand_computation():
+    # node div.body on 3 pages; feature "appl" (apple) occurs 2, 1, 1 times
+    pages = [
+        page('<div class="body"><p>Apple apple pie.</p></div>'),
+        page('<div class="body"><p>Apple tart.</p></div>'),
+        page('<div class="body"><p>Apple cake.</p></div>'),
+    ]
+    stats = SiteStats()
+    for pa in pages:
+        stats.add(pa)
+    other = page('<div class="body"><p>Unrelated words.</p></div>')  # not in the fit set
+    view = stats.page_view(other)
+    key = pages[0].blocks[0].key
+    w = [2 / 4, 1 / 4, 1 / 4]
+    expected = -sum(x * math.log(x, 3) for x in w)
+    assert math.isclose(view.feature_entropy(key, "appl"), expected, rel_tol=1e-9)
+    # "pie" occurs on one page only: entropy 0
+    assert view.feature_entropy(key, "pie") == 0.0
+
+
+def test_own_page_is_taken_out_of_the_evidence():
+    pages = [page(f'<div class="nav"><p>Home News Sport.</p></div><div class="body"><p>Story {w}.</p></div>')
+             for w in ("alpha", "beta", "gamma")]
+    stats = SiteStats()
+    for pa in pages:
+        stats.add(pa)
+    view = stats.page_view(pages[0])
+    assert view.own == 1 and view.n_other == 2
+    nav_sent = pages[0].blocks[0].sentences[0]
+    body_sent = pages[0].blocks[1].sentences[0]
+    assert view.sentence_df(nav_sent.hash) == 2      # on both other pages
+    assert view.sentence_df(body_sent.hash) == 0     # only on itself
+    # the nav sentence has the same words on the two other pages: entropy log_2(2) = 1
+    assert math.isclose(view.sentence_entropy(pages[0].blocks[0].key, nav_sent), 1.0)
+    # "story" is on both other pages (H = 1), "alpha" only on this one (H = 0 once the
+    # page's own counts are removed): E(S) = (1 + 0) / 2
+    assert math.isclose(view.sentence_entropy(pages[0].blocks[1].key, body_sent), 0.5)
+
+
+def test_node_template_share():
+    pages = [page(f'<ul class="menu"><li>Home</li><li>About</li><li>{w} offer</li></ul>')
+             for w in ("red", "green", "blue", "black")]
+    stats = SiteStats()
+    for pa in pages:
+        stats.add(pa)
+    key = pages[0].blocks[0].key
+    # per page: "Home" (4 chars) and "About" (5) recur, "<colour> offer" does not
+    tot = sum(4 + 5 + len(f"{w} offer") for w in ("red", "green", "blue", "black"))
+    assert math.isclose(stats.node_template_share(key, 2), (4 * 9) / tot)
+
+
+def test_round_trip_keeps_evidence():
+    pages = [page(f'<p>Same footer text.</p><p>Own text {w}.</p>') for w in ("one", "two")]
+    stats = SiteStats()
+    for pa in pages:
+        stats.add(pa)
+    again = SiteStats.from_dict(stats.to_dict())
+    assert again.n_pages == 2
+    assert again.sent_df == stats.sent_df
+    assert again.node_feat.keys() == stats.node_feat.keys()
