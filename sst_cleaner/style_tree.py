@@ -105,18 +105,30 @@ def _norm_value(value: str) -> str:
     return out
 
 
+_key_cache: dict[tuple, str] = {}
+
+
 def element_key(el: etree._Element) -> str:
     """The paper's (TAG, Attr) pair as one string: ``tag`` or ``tag|name=value;...``."""
     attrib = el.attrib
     tag = el.tag
     if not attrib or tag in _BARE_TAGS:
         return tag
-    parts = [f"{name}={_norm_value(value)}" for name, value in attrib.items()
+    raw = (tag, tuple(attrib.items()))
+    hit = _key_cache.get(raw)
+    if hit is not None:
+        return hit
+    parts = [f"{name}={_norm_value(value)}" for name, value in raw[1]
              if name in STYLE_ATTRS and value and value.strip()]
-    if not parts:
-        return tag
-    parts.sort()
-    return tag + "|" + ";".join(parts)
+    if parts:
+        parts.sort()
+        key = tag + "|" + ";".join(parts)
+    else:
+        key = tag
+    if len(_key_cache) > 200_000:
+        _key_cache.clear()
+    _key_cache[raw] = key
+    return key
 
 
 def key_tag(key: str) -> str:
@@ -234,53 +246,61 @@ def _leaf_content(text: str, refs: Iterable[etree._Element], content: bool) -> t
 
 def build_page_tree(root: etree._Element, content: bool = True) -> PageNode:
     """The page style tree of the subtree under ``root`` (normally BODY), below a virtual
-    root. One iterative post-order walk (``etree.iterwalk``), so depth does not matter.
-    ``content=False`` skips the leaf features (all MapSST needs is the structure)."""
-    # frame = [kept child PageNodes, all kept children are actual leaves, has element child]
-    frames: list[list] = [[[], True, False]]
+    root. One iterative post-order walk (``etree.iterwalk``), so depth does not matter;
+    the texts, tails and links a node needs from its children are handed up during the
+    walk (no second pass over children). ``content=False`` skips the leaf features (all
+    MapSST needs is the structure)."""
+    # frame = [kept child PageNodes, all kept children are actual leaves, has element
+    #          child, tails of children, texts+tails of children in order, a/img children]
+    frames: list[list] = [[[], True, False, [], [], []]]
     for event, el in etree.iterwalk(root, events=("start", "end")):
         tag = el.tag
         if not isinstance(tag, str):
             continue
         if event == "start":
             frames[-1][2] = True
-            frames.append([[], True, False])
+            frames.append([[], True, False, [], [], []])
             continue
-        kids, all_actual, has_child = frames.pop()
-        node = _make_node(el, tag, kids, all_actual, has_child, content)
+        kids, all_actual, has_child, tails, pieces, refs = frames.pop()
+        text = el.text
+        node = _make_node(el, tag, text, kids, all_actual, has_child, tails, pieces, refs, content)
+        parent = frames[-1]
         if node is not None:
-            parent = frames[-1]
             parent[0].append(node)
             if not node.actual:
                 parent[1] = False
+        tail = el.tail
+        if not has_child:
+            if text:
+                parent[4].append(text)
+            if tag == "a" or tag == "img":
+                parent[5].append(el)
+        if tail:
+            parent[3].append(tail)
+            parent[4].append(tail)
     top = frames[0][0]
     return PageNode(ROOT_KEY, ROOT_KEY, children=top, tops=[])
 
 
-def _make_node(el, tag: str, kids: list, all_actual: bool, has_child: bool,
-               content: bool = True) -> Optional[PageNode]:
+def _make_node(el, tag: str, text: Optional[str], kids: list, all_actual: bool, has_child: bool,
+               tails: list, pieces: list, refs: list, content: bool = True) -> Optional[PageNode]:
     key = element_key(el)
     if not has_child:
         # an actual leaf tag: its text, link target or image is its content
-        feats, nonempty = _leaf_content(el.text or "", (el,), content)
+        feats, nonempty = _leaf_content(text or "", (el,), content)
         if not nonempty:
             return None
         return PageNode(key, tag, feats=feats, tops=[el], actual=True)
     if all_actual:
         # 3.6: the parent of actual leaf tags is the (virtual) leaf; children are content
-        text = "".join(el.itertext())
-        refs = [el]
-        refs.extend(c for c in el if isinstance(c.tag, str))
-        feats, nonempty = _leaf_content(text, refs, content)
+        full = (text or "") + "".join(pieces)
+        refs.append(el)
+        feats, nonempty = _leaf_content(full, refs, content)
         if not nonempty:
             return None
         return PageNode(key, tag, feats=feats, tops=[el], actual=False)
     # internal element: direct text becomes a #text leaf child
-    parts = [el.text or ""]
-    for c in el:
-        if c.tail:
-            parts.append(c.tail)
-    direct = "".join(parts)
+    direct = (text or "") + "".join(tails)
     children: list[PageNode] = []
     if direct and not direct.isspace():
         feats, _ = _leaf_content(direct, (), content)
