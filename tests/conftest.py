@@ -28,23 +28,16 @@ def _env() -> dict:
     return env
 
 
-@pytest.fixture
-def run_crawl(tmp_path):
-    """``run_crawl(url=..., settings={...}, kinds=[...], ...) -> result dict``: one real
-    Scrapy crawl in a fresh process (see tests/test_scrapy_runner.py)."""
-    counter = [0]
-
-    def run(timeout: float = 120, **cfg):
-        counter[0] += 1
-        out = tmp_path / f"crawl-{counter[0]}.json"
-        cfg["out"] = str(out)
-        cfg_path = tmp_path / f"config-{counter[0]}.json"
-        cfg_path.write_text(json.dumps(cfg), encoding="utf-8")
-        proc = subprocess.run([sys.executable, str(TESTS / "test_scrapy_runner.py"), str(cfg_path)],
-                              capture_output=True, text=True, timeout=timeout, env=_env(), cwd=str(tmp_path))
-        assert proc.returncode == 0 and out.exists(), proc.stderr[-4000:]
-        result = json.loads(out.read_text(encoding="utf-8"))
-        result["log"] = proc.stderr
-        return result
-
-    return run
+def crawl_in_subprocess(workdir: Path, name: str, timeout: float = 180, **cfg) -> dict:
+    """One real Scrapy crawl in a fresh process (see tests/test_scrapy_runner.py):
+    returns {"yielded", "received", "stats", "log"}."""
+    out = Path(workdir) / f"crawl-{name}.json"
+    cfg["out"] = str(out)
+    cfg_path = Path(workdir) / f"config-{name}.json"
+    cfg_path.write_text(json.dumps(cfg), encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(TESTS / "test_scrapy_runner.py"), str(cfg_path)],
+                          capture_output=True, text=True, timeout=timeout, env=_env(), cwd=str(workdir))
+    assert proc.returncode == 0 and out.exists(), proc.stderr[-4000:]
+    result = json.loads(out.read_text(encoding="utf-8"))
+    result["log"] = proc.stderr
+    return result
