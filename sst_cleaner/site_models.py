@@ -196,8 +196,13 @@ class SiteModelStore:
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
         self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
-        # fail now, not at the first page: an unknown method is a configuration error
-        SiteCleaner(config.method, **config.params)
+        # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
+        # configuration error the user must see before anything is crawled
+        try:
+            SiteCleaner(config.method, **config.params)
+        except Exception as exc:
+            raise ValueError(f"sst-cleaner: cannot create method {config.method!r} with SST_PARAMS "
+                             f"{config.params!r}: {exc}") from exc
 
     # -- stats helper
     def inc(self, key: str, count: float = 1) -> None:
