@@ -103,7 +103,7 @@ def features(text: str) -> list[str]:
     """Keywords of a text: stop words and pure numbers out, stemmed, CJK as bigrams."""
     out: list[str] = []
     for tok in words(text):
-        if any(is_cjk(c) for c in tok):
+        if not tok.isascii() and any(is_cjk(c) for c in tok):
             out.extend(_cjk_bigrams(tok))
             continue
         if tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:
