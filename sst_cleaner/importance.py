@@ -395,7 +395,7 @@ def refresh(sst: SiteStyleTree, t: float = T_DEFAULT, gamma: float = GAMMA, merg
 def simplified_sst(sst: SiteStyleTree) -> SiteStyleTree:
     """Fig. 6: a copy of the (scored) SST without the descendants of maximal noisy and
     maximal meaningful element nodes. Read-only: it cannot take more pages."""
-    out = SiteStyleTree(sst.match, sst.tolerance, sst.max_features)
+    out = SiteStyleTree(sst.match, sst.tolerance, sst.max_features, sst.principal)
     out.n_pages = sst.n_pages
     out.version = out.computed_version = 1
     out.t, out.gamma = sst.t, sst.gamma

@@ -188,6 +188,6 @@ def element_labels(sst: SiteStyleTree, page: PreparedPage) -> dict:
     for every element of the page's BODY subtree. ``label`` is ``"informative"`` or
     ``"noise"``; the node is the finest SST element node the element was mapped to (None
     for a part of the page whose style the SST has never seen: kept, CompImp 1)."""
-    mapping = map_page(sst, build_page_tree(page.root, content=False))
+    mapping = map_page(sst, build_page_tree(page.root, content=False, principal=sst.principal))
     info, _ = resolve_labels(mapping, page.root)
     return info

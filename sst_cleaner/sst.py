@@ -23,7 +23,9 @@ Parameters: ``t`` noise threshold (0.4), ``gamma`` attenuating factor (0.9), ``m
 ``"exact"`` (the paper) or ``"tolerant"`` (LCS alignment of child sequences, see
 :mod:`.style_tree`), ``tolerance`` (0.6), ``merge`` (3.6 merge of sibling element
 nodes, True), ``merge_freq``/``merge_sim`` (0.85/0.85), ``local_noise`` (True),
-``epsilon`` (0.01), ``max_features`` (features stored per leaf element node, 400).
+``epsilon`` (0.01), ``max_features`` (features stored per leaf element node, 400),
+``principal_class`` (False: keys with the first class name only, see
+:func:`sst_cleaner.style_tree.element_key`).
 
 Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree.tree_to_dict>}``.
 """
@@ -67,7 +69,7 @@ class SSTMethod:
     def __init__(self, t: float = T_DEFAULT, gamma: float = GAMMA, match: str = "exact",
                  tolerance: float = 0.6, merge: bool = True, merge_freq: float = MERGE_FREQ,
                  merge_sim: float = MERGE_SIM, local_noise: bool = True, epsilon: float = EPSILON,
-                 max_features: int = 400):
+                 max_features: int = 400, principal_class: bool = False):
         if match not in ("exact", "tolerant"):
             raise ValueError(f"match must be 'exact' or 'tolerant', not {match!r}")
         self.t = float(t)
@@ -80,11 +82,15 @@ class SSTMethod:
         self.local_noise = bool(local_noise)
         self.epsilon = float(epsilon)
         self.max_features = int(max_features)
+        self.principal_class = bool(principal_class)
         self.sst = self._new_tree()
         self._noisy_feats: dict[int, frozenset] = {}
 
     def _new_tree(self) -> SiteStyleTree:
-        return SiteStyleTree(self.match, self.tolerance, self.max_features)
+        return SiteStyleTree(self.match, self.tolerance, self.max_features, self.principal_class)
+
+    def _page_tree(self, page: PreparedPage, content: bool = True):
+        return build_page_tree(page.root, content=content, principal=self.sst.principal)
 
     @property
     def n_pages(self) -> int:
@@ -94,7 +100,7 @@ class SSTMethod:
     def fit(self, pages: list[PreparedPage]) -> None:
         self.sst = self._new_tree()
         for page in pages:
-            self.sst.add_page(build_page_tree(page.root))
+            self.sst.add_page(self._page_tree(page))
         self.scored_tree()
 
     def partial_fit(self, page: PreparedPage) -> None:
@@ -102,7 +108,7 @@ class SSTMethod:
         # rather than in the next clean keeps clean read-only (SiteCleaner may interrupt
         # a clean that overruns its time budget: a half-done 3.6 merge would corrupt
         # the model, an interrupted partial_fit never happens)
-        self.sst.add_page(build_page_tree(page.root))
+        self.sst.add_page(self._page_tree(page))
         self.scored_tree()
 
     def scored_tree(self) -> SiteStyleTree:
@@ -119,14 +125,14 @@ class SSTMethod:
         if self.sst.n_pages < 2:
             return None
         sst = self.scored_tree()
-        info, _ = resolve_labels(map_page(sst, build_page_tree(page.root, content=False), False), page.root)
+        info, _ = resolve_labels(map_page(sst, self._page_tree(page, False), False), page.root)
         return info
 
     def clean(self, page: PreparedPage) -> CleanResult:
         if self.sst.n_pages < 2:
             return _page_level(page)
         sst = self.scored_tree()
-        mapping = map_page(sst, build_page_tree(page.root, content=False), descend_meaningful=self.local_noise)
+        mapping = map_page(sst, self._page_tree(page, False), descend_meaningful=self.local_noise)
         info, leaf_of = resolve_labels(mapping, page.root)
         blocks: list[Block] = []
         kept_text: list[str] = []
@@ -182,8 +188,8 @@ class SSTMethod:
             tree = tree_from_dict(state["tree"])
         except TreeFormatError as exc:
             raise ModelFormatError(f"bad sst model: {exc}") from exc
-        if tree.match != obj.match:
-            raise ModelFormatError(f"model was built with match={tree.match!r}, params say {obj.match!r}")
+        if tree.match != obj.match or tree.principal != obj.principal_class:
+            raise ModelFormatError(f"model was built with match={tree.match!r}, params differ")
         obj.sst = tree
         if tree.n_pages >= 2:
             obj.scored_tree()

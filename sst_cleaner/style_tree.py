@@ -108,18 +108,27 @@ def _norm_value(value: str) -> str:
 _key_cache: dict[tuple, str] = {}
 
 
-def element_key(el: etree._Element) -> str:
-    """The paper's (TAG, Attr) pair as one string: ``tag`` or ``tag|name=value;...``."""
+def element_key(el: etree._Element, principal: bool = False) -> str:
+    """The paper's (TAG, Attr) pair as one string: ``tag`` or ``tag|name=value;...``.
+
+    ``principal=True`` keeps only the *first* class name as written (normalised): blog
+    engines append the post's author, categories and tags to the classes of the post
+    and comment wrappers (``entry entry-author-jane entry-category-travel``), which
+    makes the full class list different on every page; the first name is the role."""
     attrib = el.attrib
     tag = el.tag
     if not attrib or tag in _BARE_TAGS:
         return tag
-    raw = (tag, tuple(attrib.items()))
+    raw = (tag, principal, tuple(attrib.items()))
     hit = _key_cache.get(raw)
     if hit is not None:
         return hit
-    parts = [f"{name}={_norm_value(value)}" for name, value in raw[1]
-             if name in STYLE_ATTRS and value and value.strip()]
+    parts = []
+    for name, value in raw[2]:
+        if name in STYLE_ATTRS and value and value.strip():
+            if principal and name == "class":
+                value = value.split()[0]
+            parts.append(f"{name}={_norm_value(value)}")
     if parts:
         parts.sort()
         key = tag + "|" + ";".join(parts)
@@ -244,12 +253,13 @@ def _leaf_content(text: str, refs: Iterable[etree._Element], content: bool) -> t
     return feats, has_text or bool(feats)
 
 
-def build_page_tree(root: etree._Element, content: bool = True) -> PageNode:
+def build_page_tree(root: etree._Element, content: bool = True, principal: bool = False) -> PageNode:
     """The page style tree of the subtree under ``root`` (normally BODY), below a virtual
     root. One iterative post-order walk (``etree.iterwalk``), so depth does not matter;
     the texts, tails and links a node needs from its children are handed up during the
     walk (no second pass over children). ``content=False`` skips the leaf features (all
-    MapSST needs is the structure)."""
+    MapSST needs is the structure). ``principal``: keys with the first class name only
+    (see :func:`element_key`)."""
     # frame = [kept child PageNodes, all kept children are actual leaves, has element
     #          child, tails of children, texts+tails of children in order, a/img children]
     frames: list[list] = [[[], True, False, [], [], []]]
@@ -263,7 +273,8 @@ def build_page_tree(root: etree._Element, content: bool = True) -> PageNode:
             continue
         kids, all_actual, has_child, tails, pieces, refs = frames.pop()
         text = el.text
-        node = _make_node(el, tag, text, kids, all_actual, has_child, tails, pieces, refs, content)
+        node = _make_node(el, tag, text, kids, all_actual, has_child, tails, pieces, refs, content,
+                          principal)
         parent = frames[-1]
         if node is not None:
             parent[0].append(node)
@@ -283,8 +294,9 @@ def build_page_tree(root: etree._Element, content: bool = True) -> PageNode:
 
 
 def _make_node(el, tag: str, text: Optional[str], kids: list, all_actual: bool, has_child: bool,
-               tails: list, pieces: list, refs: list, content: bool = True) -> Optional[PageNode]:
-    key = element_key(el)
+               tails: list, pieces: list, refs: list, content: bool = True,
+               principal: bool = False) -> Optional[PageNode]:
+    key = element_key(el, principal)
     if not has_child:
         # an actual leaf tag: its text, link target or image is its content
         feats, nonempty = _leaf_content(text or "", (el,), content)
@@ -566,10 +578,13 @@ class SiteStyleTree:
     element node (the rest folded into summary numbers, see :class:`ElementNode`).
     """
 
-    def __init__(self, match: str = "exact", tolerance: float = 0.6, max_features: int = 400):
+    def __init__(self, match: str = "exact", tolerance: float = 0.6, max_features: int = 400,
+                 principal: bool = False):
         if match not in ("exact", "tolerant"):
             raise ValueError(f"match must be 'exact' or 'tolerant', not {match!r}")
         self.match = match
+        #: keys use the first class name only (pages must be built the same way)
+        self.principal = bool(principal)
         self.tolerance = float(tolerance)
         self.max_features = int(max_features)
         self.root = ElementNode(ROOT_KEY)
@@ -725,7 +740,7 @@ def tree_to_dict(sst: SiteStyleTree) -> dict:
 
         {"format": "sst-site-style-tree", "version": 1,
          "match": "exact"|"tolerant", "tolerance": 0.6, "max_features": 400,
-         "n_pages": N,
+         "n_pages": N, "principal": false,
          "keys": ["#root", "body|class=home", "div|id=main", ...],   # (TAG, Attr) keys
          "elements": [[key, m, leaf_n, [style, ...], {feature: [S, T, df]}, rest_n, rest_num], ...],
          "styles":   [[n, [element, ...], [occ, ...]], ...]}
@@ -765,6 +780,7 @@ def tree_to_dict(sst: SiteStyleTree) -> dict:
     style_rows = [[S.n, [el_index[id(resolve(x))] for x in S.elements], list(S.occ)] for S in styles]
     return {"format": TREE_FORMAT, "version": TREE_VERSION, "match": sst.match,
             "tolerance": sst.tolerance, "max_features": sst.max_features, "n_pages": sst.n_pages,
+            "principal": sst.principal,
             "keys": list(keys), "elements": elements, "styles": style_rows}
 
 
@@ -796,7 +812,8 @@ def tree_from_dict(data) -> SiteStyleTree:
         raise TreeFormatError("keys, elements and styles must be lists")
     if not elements or not all(isinstance(k, str) for k in keys):
         raise TreeFormatError("bad keys or no elements")
-    sst = SiteStyleTree(match, _num(data.get("tolerance", 0.6)), _int(data.get("max_features", 400), 1))
+    sst = SiteStyleTree(match, _num(data.get("tolerance", 0.6)), _int(data.get("max_features", 400), 1),
+                        data.get("principal") is True)
     sst.n_pages = _int(data.get("n_pages", 0))
     nodes: list[ElementNode] = []
     style_refs: list[list[int]] = []

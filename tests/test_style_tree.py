@@ -191,3 +191,19 @@ def test_five_thousand_deep_page():
     # and through the HTML parser too (whatever depth it keeps)
     html = "<html><body>" + "<div>" * 5000 + "x y" + "</div>" * 5000 + "</body></html>"
     assert build_page_tree(parse_html(html).root) is not None
+
+
+def test_principal_class_keys():
+    el = lxml_html.fromstring('<div class="entry entry-author-jane entry-category-travel" id="p7">t</div>')
+    assert element_key(el, principal=True) == "div|class=entry;id=p#"
+    assert element_key(el) == "div|class=entry entry-author-jane entry-category-travel;id=p#"
+    tpl = '<body><div id="nav"><p>menu</p></div><div class="entry entry-author-{0}"><p>{1}</p><p>x</p></div></body>'
+    pages = [tpl.format("jane", "kiwi"), tpl.format("john", "mango")]
+    full = SiteStyleTree()
+    principal = SiteStyleTree(principal=True)
+    for h in pages:
+        full.add_page(pst(h))
+        principal.add_page(build_page_tree(parse_html(h).root, principal=True))
+    assert len(body_node(full).styles) == 2
+    assert len(body_node(principal).styles) == 1
+    assert tree_from_dict(json.loads(json.dumps(tree_to_dict(principal)))).principal is True
