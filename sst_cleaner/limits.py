@@ -49,6 +49,10 @@ class Limits:
         is cut (at a tag boundary, at the proportional position) before parsing, so a
         flood of tiny elements cannot make the C parser build millions of nodes; flagged
         ``truncated``. Parsing cost is bounded by this, not by bytes.
+    ``max_attributes`` (1,000): attributes kept per start tag (real elements have a few
+        dozen at most). Later ones are dropped before parsing, because libxml2 compares
+        each attribute name with all earlier ones of the tag (quadratic: 100,000
+        attributes cost 55 s). Not flagged: no text is lost.
     ``max_elements`` (50,000): elements kept after parsing (counted after invisible
         elements are dropped; the corpora's largest page has 6,000). Elements past the
         cap in document order are dropped, counted in ``PreparedPage.dropped_elements``;
@@ -75,13 +79,14 @@ class Limits:
 
     max_page_bytes: int = 5_000_000
     max_tags: int = 200_000
+    max_attributes: int = 1_000
     max_elements: int = 50_000
     max_depth: int = LIBXML2_MAX_DEPTH
     page_time_budget: Optional[float] = 1.0
     site_time_budget: Optional[float] = 120.0
 
     def __post_init__(self) -> None:
-        for name in ("max_page_bytes", "max_tags", "max_elements", "max_depth"):
+        for name in ("max_page_bytes", "max_tags", "max_attributes", "max_elements", "max_depth"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive int, not {value!r}")
