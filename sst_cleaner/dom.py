@@ -81,14 +81,16 @@ def normalize_space(text: str) -> str:
 
 #: UAX #15 "Stream-Safe Text Format": at most 30 non-starters in a row
 MAX_NONSTARTERS = 30
-_NONSTARTER_RUN: Optional["re.Pattern[str]"] = None
+_NONSTARTER_RUN: Optional[tuple["re.Pattern[str]", "re.Pattern[str]"]] = None
 
 
-def _nonstarter_run_pattern() -> "re.Pattern[str]":
-    """A run of more than 30 characters that decompose to combining marks only.
+def _nonstarter_run_patterns() -> tuple["re.Pattern[str]", "re.Pattern[str]"]:
+    """Runs of more than 30 characters that decompose to combining marks only.
 
-    Built on first use from ``unicodedata`` (planes 0-1 hold every combining mark).
-    One character class with a counted repeat: matching is linear.
+    Built on first use from ``unicodedata`` (planes 0-1 hold every combining mark). One
+    character class with a counted repeat: matching is linear. Two patterns: a class of
+    BMP characters compiles to a bitmap (15 ns a character), one with astral ranges to a
+    range list (ten times slower), used only on text that holds astral characters.
     """
     global _NONSTARTER_RUN
     if _NONSTARTER_RUN is None:
@@ -111,8 +113,13 @@ def _nonstarter_run_pattern() -> "re.Pattern[str]":
                     ranges[-1][1] = cp
                 else:
                     ranges.append([cp, cp])
-        cls = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
-        _NONSTARTER_RUN = re.compile(f"[{cls}]{{{MAX_NONSTARTERS + 1},}}")
+
+        def compile_class(rs):
+            cls = "".join(re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in rs)
+            return re.compile(f"[{cls}]{{{MAX_NONSTARTERS + 1},}}")
+
+        bmp = [[lo, min(hi, 0xFFFF)] for lo, hi in ranges if lo <= 0xFFFF]
+        _NONSTARTER_RUN = (compile_class(bmp), compile_class(ranges))
     return _NONSTARTER_RUN
 
 
@@ -125,7 +132,9 @@ def cap_nonstarter_runs(text: str) -> str:
     runs are capped where the text of a block is made; no script needs more than a few
     marks on one letter.
     """
-    return _nonstarter_run_pattern().sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
+    bmp, full = _nonstarter_run_patterns()
+    pattern = full if max(text, default="\0") > "\uffff" else bmp
+    return pattern.sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
 
 
 class PreparedPage:
@@ -247,6 +256,8 @@ def _sanitize_text(text: str) -> str:
         text = text.replace("\x00", "")
     if _NON_XML_CHARS.search(text):
         text = _NON_XML_CHARS.sub(" ", text)
+    if not text.isascii():
+        text = cap_nonstarter_runs(text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

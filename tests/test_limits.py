@@ -1,0 +1,304 @@
+"""Hard limits: caps in parse_html, time budgets in SiteCleaner, the watchdog."""
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from lxml import etree
+
+from sst_cleaner import CleanResult, SiteCleaner
+from sst_cleaner.cleaner import _METHODS, register_method
+from sst_cleaner.dom import MAX_NONSTARTERS, cap_nonstarter_runs, element_text, parse_html
+from sst_cleaner.limits import DEFAULT_LIMITS, BudgetExceeded, Limits, run_with_budget
+from sst_cleaner.result import INFORMATIVE, Block
+
+
+def _max_depth(page) -> int:
+    depth = best = 0
+    for event, _ in etree.iterwalk(page.tree.getroot(), events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        best = max(best, depth)
+    return best
+
+
+# -- Limits -------------------------------------------------------------------------------
+def test_limits_defaults_and_validation():
+    lim = Limits()
+    assert lim.max_page_bytes == 5_000_000 and lim.max_elements == 50_000 and lim.max_depth == 256
+    for bad in ({"max_elements": 0}, {"max_elements": 10}, {"max_depth": 3}, {"max_depth": 5000},
+                {"max_page_bytes": -1}, {"max_tags": 1.5}, {"page_time_budget": -1.0},
+                {"site_time_budget": float("nan")}, {"page_time_budget": float("inf")}, {"max_elements": True}):
+        with pytest.raises(ValueError):
+            Limits(**bad)
+    with pytest.raises(Exception):
+        lim.max_depth = 10  # frozen
+
+
+def test_split_params_separates_limits_from_method_params():
+    lim, rest = Limits.split_params({"max_page_bytes": 1000, "page_time_budget": None, "alpha": 0.3})
+    assert lim.max_page_bytes == 1000 and lim.page_time_budget is None
+    assert lim.max_elements == DEFAULT_LIMITS.max_elements
+    assert rest == {"alpha": 0.3}
+    base = Limits(max_elements=100)
+    lim, rest = Limits.split_params({}, base)
+    assert lim is base and rest == {}
+
+
+# -- byte / tag caps -------------------------------------------------------------------------
+def test_page_over_byte_cap_is_cut_at_a_tag_boundary_and_flagged():
+    lim = Limits(max_page_bytes=200)
+    html = "<html><body>" + "".join(f"<p>para{i} text</p>" for i in range(40)) + "</body></html>"
+    for data in (html, html.encode("utf-8")):
+        page = parse_html(data, limits=lim)
+        assert page.truncated
+        text = element_text(page.root)
+        assert "para0 text" in text and "para39" not in text
+        # the cut is before a "<": no half tag shows up as text
+        assert "<" not in text and "/p" not in text
+    assert not parse_html(html).truncated
+
+
+def test_tag_flood_is_cut_before_parsing():
+    lim = Limits(max_tags=1000)
+    page = parse_html("<html><body>" + "<b>x</b>" * 5000, limits=lim)
+    assert page.truncated
+    assert sum(1 for _ in page.root.iter()) <= 1000
+
+
+def test_element_cap_drops_elements_after_the_cap_in_document_order():
+    lim = Limits(max_elements=20)
+    html = "<html><body>" + "".join(f"<p>p{i}</p>" for i in range(100)) + "</body></html>"
+    page = parse_html(html, limits=lim)
+    n = sum(1 for _ in page.tree.getroot().iter())
+    assert n == 20  # html, body and the first 18 paragraphs
+    assert page.dropped_elements == 102 - 20
+    assert page.truncated
+    assert element_text(page.root) == " ".join(f"p{i}" for i in range(18))
+
+
+def test_element_cap_in_nested_structure_keeps_ancestors():
+    lim = Limits(max_elements=16)
+    html = "<html><body><div><ul>" + "".join(f"<li>i{i}</li>" for i in range(30)) + "</ul></div><p>tail</p></body></html>"
+    page = parse_html(html, limits=lim)
+    assert [el.tag for el in page.root.iter()][:3] == ["body", "div", "ul"]
+    assert element_text(page.root) == " ".join(f"i{i}" for i in range(12))  # 16 - html, body, div, ul
+
+
+def test_invisible_elements_do_not_count_against_the_cap():
+    lim = Limits(max_elements=30)
+    html = "<html><body><svg>" + "<g></g>" * 500 + "</svg><p>visible</p></body></html>"
+    page = parse_html(html, limits=lim)
+    assert element_text(page.root) == "visible" and not page.truncated
+
+
+# -- depth --------------------------------------------------------------------------------
+def test_nesting_past_libxml2_limit_keeps_the_rest_of_the_page():
+    # libxml2 alone aborts at depth 256 and drops everything after; we re-parse
+    html = ("<html><body><p>before</p>" + "<div>x" * 300 + "deep" + "</div>" * 300
+            + "<p>after the deep part</p></body></html>")
+    page = parse_html(html)
+    text = element_text(page.root)
+    assert text.startswith("before") and "deep" in text and text.endswith("after the deep part")
+    assert _max_depth(page) <= DEFAULT_LIMITS.max_depth
+    assert not page.truncated  # flattened, nothing lost
+    assert page.dropped_elements > 0
+
+
+@pytest.mark.parametrize("tag", ["div", "span", "table", "li", "b"])
+def test_100000_deep_nesting_neither_raises_nor_takes_long(tag):
+    html = "<html><body><p>first</p>" + f"<{tag}>x" * 100_000 + "bottom" + f"</{tag}>" * 100_000
+    t0 = time.process_time()
+    page = parse_html(html)
+    assert time.process_time() - t0 < 2.0
+    assert element_text(page.root).startswith("first")
+    assert _max_depth(page) <= DEFAULT_LIMITS.max_depth
+
+
+def test_lower_max_depth_flattens_deeper_elements_into_text():
+    html = "<html><body><div><div><p>a <b>b <i>c</i></b></p></div></div></body></html>"
+    page = parse_html(html, limits=Limits(max_depth=5))
+    assert _max_depth(page) == 5  # html body div div p
+    assert element_text(page.root) == "a b c"
+    assert page.dropped_elements == 2  # b and i
+
+
+# -- xpath_of ---------------------------------------------------------------------------------
+def test_xpath_of_matches_lxml_getpath_on_random_trees():
+    rng = random.Random(7)
+    tags = ["div", "p", "span", "a", "li", "ul", "table", "tr", "td", "b", "h1"]
+    for _ in range(100):
+        parts = [rng.choice([f"<{t}>x", f"</{t}>", f"<{t}>y</{t}>", "z "]) for t in
+                 (rng.choice(tags) for _ in range(rng.randint(1, 120)))]
+        page = parse_html("".join(parts))
+        els = list(page.root.iter())
+        rng.shuffle(els)
+        for el in els:
+            assert page.xpath_of(el) == page.tree.getpath(el)
+
+
+def test_xpath_of_is_linear_on_a_wide_body():
+    def cost(n):
+        page = parse_html("<html><body>" + "<p>a" * n)
+        els = list(page.root.iter())
+        t0 = time.process_time()
+        for el in els:
+            page.xpath_of(el)
+        return time.process_time() - t0
+
+    small, big = cost(2000), cost(16000)
+    assert big < 24 * small + 0.05  # linear: ~8x; getpath is quadratic: ~64x
+
+
+# -- combining marks ---------------------------------------------------------------------------
+def test_runs_of_combining_marks_are_capped_at_30():
+    zalgo = "a" + "\u0301\u0316" * 1000 + " b"
+    capped = cap_nonstarter_runs(zalgo)
+    assert capped == "a" + ("\u0301\u0316" * 15) + " b"
+    assert len(capped) == 1 + MAX_NONSTARTERS + 2
+    ordinary = "café naïve e\u0301 Ελληνικά ủ\u0323"
+    assert cap_nonstarter_runs(ordinary) == ordinary
+
+
+def test_zalgo_page_through_character_references_is_fast():
+    # the marks arrive as character references, split over inline elements
+    html = "<p>x" + "<b>&#x301;</b><i>&#x316;</i>" * 20_000 + "</p>"
+    t0 = time.process_time()
+    page = parse_html(html)
+    from sst_cleaner.segment import text_blocks
+    from sst_cleaner.text import features
+
+    for blk in text_blocks(page.root):
+        features(blk.text)
+    assert time.process_time() - t0 < 2.0
+
+
+# -- watchdog ---------------------------------------------------------------------------------
+def _spin(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            sum(range(100))
+        except Exception:  # a method's broad except must not swallow the interrupt
+            pass
+    return "done"
+
+
+def test_run_with_budget_interrupts_and_returns_in_time():
+    t0 = time.monotonic()
+    assert run_with_budget(_spin, 0.2, 5.0) == (False, None)
+    assert time.monotonic() - t0 < 1.5
+    assert run_with_budget(_spin, 2.0, 0.01) == (True, "done")
+    assert run_with_budget(_spin, None, 0.01) == (True, "done")
+
+
+def test_no_interrupt_lands_after_the_guarded_region():
+    for _ in range(300):
+        run_with_budget(lambda: None, 0.0005)
+    _spin(0.1)  # a stray BudgetExceeded would be raised here
+
+
+def test_nested_budgets_outer_interrupt_propagates_through_inner():
+    def inner():
+        return run_with_budget(_spin, 10.0, 5.0)
+
+    t0 = time.monotonic()
+    assert run_with_budget(inner, 0.2) == (False, None)
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_other_exceptions_propagate():
+    def boom():
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        run_with_budget(boom, 1.0)
+    assert issubclass(BudgetExceeded, BaseException) and not issubclass(BudgetExceeded, Exception)
+
+
+# -- SiteCleaner budgets ----------------------------------------------------------------------
+class _SlowMethod:
+    """A test method: labels every block informative, after spinning ``delay`` seconds."""
+
+    def __init__(self, delay=0.0, fit_delay=0.0):
+        self.delay, self.fit_delay, self.n_pages = delay, fit_delay, 0
+
+    def fit(self, pages):
+        _spin(self.fit_delay)
+        self.n_pages = len(pages)
+
+    def partial_fit(self, page):
+        _spin(self.fit_delay)
+        self.n_pages += 1
+
+    def clean(self, page):
+        _spin(self.delay)
+        from sst_cleaner.segment import text_blocks
+
+        blocks = [Block(page.xpath_of(b.element), b.text, INFORMATIVE) for b in text_blocks(page.root)]
+        return CleanResult("\n".join(b.text for b in blocks), [], blocks, "_slow", page.title)
+
+    def to_dict(self):
+        return {"n_pages": self.n_pages}
+
+    @classmethod
+    def from_dict(cls, state, **params):
+        obj = cls(**params)
+        obj.n_pages = int(state["n_pages"])
+        return obj
+
+
+@pytest.fixture
+def slow_method():
+    register_method("_slow")(_SlowMethod)
+    yield "_slow"
+    _METHODS.pop("_slow", None)
+
+
+PAGE = "<html><head><title>T</title></head><body><div><p>One paragraph.</p><p>Two paragraph.</p></div></body></html>"
+
+
+def test_clean_over_page_budget_returns_the_page_whole(slow_method):
+    cleaner = SiteCleaner(method=slow_method, delay=30.0, page_time_budget=0.3)
+    t0 = time.monotonic()
+    result = cleaner.clean(PAGE)
+    assert time.monotonic() - t0 < 2.0
+    assert result.status == "over_budget"
+    assert result.text == "One paragraph. Two paragraph."
+    assert [b.label for b in result.blocks] == [INFORMATIVE] and result.blocks[0].xpath == "/html/body"
+    assert result.title == "T"
+
+
+def test_clean_within_budget_is_ok_and_truncated_page_says_so(slow_method):
+    cleaner = SiteCleaner(method=slow_method, delay=0.0)
+    assert cleaner.clean(PAGE).status == "ok"
+    small = SiteCleaner(method=slow_method, limits=Limits(max_page_bytes=60))
+    result = small.clean(PAGE)
+    assert result.status == "truncated" and "Two" not in result.text
+
+
+def test_limit_keywords_do_not_reach_the_method_or_the_model(slow_method):
+    cleaner = SiteCleaner(method=slow_method, delay=0.0, max_elements=100)
+    assert cleaner.limits.max_elements == 100
+    assert cleaner.params == {"delay": 0.0}
+    assert "max_elements" not in cleaner.to_dict()["params"]
+
+
+def test_fit_over_site_budget_is_discarded_and_cleaner_still_cleans(slow_method):
+    cleaner = SiteCleaner(method=slow_method, fit_delay=30.0, site_time_budget=0.3)
+    t0 = time.monotonic()
+    cleaner.fit([PAGE, PAGE])
+    assert time.monotonic() - t0 < 2.0
+    assert cleaner.fit_status == "over_budget" and cleaner.n_pages == 0
+    cleaner._impl.delay = 0.0
+    assert cleaner.clean(PAGE).status == "ok"
+
+
+def test_partial_fit_stops_learning_once_site_budget_is_spent(slow_method):
+    cleaner = SiteCleaner(method=slow_method, fit_delay=0.15, site_time_budget=0.3)
+    for _ in range(6):
+        cleaner.partial_fit(PAGE)
+    assert cleaner.n_pages in (2, 3)  # pages are never cut half-way
+    assert cleaner.skipped_pages == 6 - cleaner.n_pages
+    assert cleaner.fit_status == "partial"
+    assert cleaner.build_seconds >= 0.3
