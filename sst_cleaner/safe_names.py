@@ -21,6 +21,9 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
 #: readable prefix length (a DNS name is at most 253 characters; the file name stays
 #: far below the usual 255-byte limit once the hash and suffix are added)
 MAX_PREFIX = 80
+#: Windows device names: reserved as the part before the first dot ("nul.txt" too)
+_RESERVED = frozenset({"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)}
+                      | {f"lpt{i}" for i in range(10)})
 HASH_CHARS = 12  # 48 bits of SHA-256: no accidental collision among a crawl's sites
 SUFFIX = ".json"
 
@@ -37,7 +40,11 @@ def _readable(site_key: str) -> str:
     out = out.strip("._ -")
     while ".." in out:
         out = out.replace("..", ".")
-    return out[:MAX_PREFIX].rstrip("._-") or "site"
+    out = out[:MAX_PREFIX].rstrip("._-") or "site"
+    first, dot, rest = out.partition(".")
+    if first in _RESERVED or first.split("-")[0] in _RESERVED:
+        out = f"{first}_{dot}{rest}"
+    return out
 
 
 def model_filename(site_key: str) -> str:
