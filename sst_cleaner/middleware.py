@@ -186,6 +186,7 @@ class SSTSpiderMiddleware:
                 hold = self._holds[page.site] = _SiteHold(page.site)
             if hold is not None:
                 self._add_sample_page(hold, page)
+                self._enforce_bounds()
 
         async for out in result:
             if not _is_item(out):
@@ -200,6 +201,10 @@ class SSTSpiderMiddleware:
                 hold.items.append(out)
                 self._held_items += 1
                 self.store.inc("items_held")
+                if self._held_items > self.config.max_held_items:  # a page with many items
+                    self._enforce_bounds()
+                    while self._ready:
+                        yield self._ready.popleft()
             else:
                 yield out
 
@@ -211,8 +216,6 @@ class SSTSpiderMiddleware:
             builds.append(self._build(hold, reason="sample"))
         builds.extend(self._check_timeouts())
         self._enforce_bounds()
-        self.store.max_stat("peak_held_bytes", self._held_bytes)
-        self.store.max_stat("peak_held_items", self._held_items)
         for build in builds:
             await build
         while self._ready:
@@ -259,6 +262,7 @@ class SSTSpiderMiddleware:
         """
         cfg = self.config
         if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
+            self._note_peaks()
             return
         for hold in sorted(self._holds.values(), key=lambda h: (h.building, h.since)):
             if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
@@ -272,6 +276,11 @@ class SSTSpiderMiddleware:
                 sample_bytes = sum(p.size for p in hold.pages)
                 self._held_bytes -= hold.bytes - sample_bytes
                 hold.bytes = sample_bytes
+        self._note_peaks()
+
+    def _note_peaks(self) -> None:
+        self.store.max_stat("peak_held_bytes", self._held_bytes)
+        self.store.max_stat("peak_held_items", self._held_items)
 
     def _check_timeouts(self) -> list:
         """Fit sites held longer than SST_HOLD_TIMEOUT with the pages they have."""

@@ -32,13 +32,14 @@ HELD_BYTES_BOUND = 20_000  # about three pages; a sample of 20 never fits
 
 #: name -> crawl configuration (the server URL is added when they start)
 CRAWLS = {
-    "normal": dict(kinds=["dict", "item"]),
+    "normal": dict(kinds=["dict", "item"], settings={"SST_SAMPLE_PAGES": 10}),
     "pagecount": dict(settings={"CLOSESPIDER_PAGECOUNT": 12, "SST_SAMPLE_PAGES": 50}),
     "itemcount": dict(settings={"CLOSESPIDER_ITEMCOUNT": 3, "SST_SAMPLE_PAGES": 3,
                                 "SST_SITE_KEY": "test_scrapy_runner.section_key"}),
     "sigint": dict(sigint_after=10, kinds=["dict", "dataclass"], settings={"SST_SAMPLE_PAGES": 50}),
     "held_bytes": dict(settings={"SST_MAX_HELD_BYTES": HELD_BYTES_BOUND, "SST_SAMPLE_PAGES": 20}),
-    "held_items": dict(settings={"SST_MAX_HELD_ITEMS": 2, "SST_SAMPLE_PAGES": 20}),
+    "held_items": dict(kinds=["dict", "item", "dataclass"],  # 3 items a page, cap 2
+                       settings={"SST_MAX_HELD_ITEMS": 2, "SST_SAMPLE_PAGES": 20}),
     "non_html": dict(resources=RESOURCES, start_item=True, max_pages=3),
     "types": dict(kinds=TYPE_KINDS, max_pages=12),
     "disabled": dict(settings={"SST_ENABLED": False}, max_pages=5),
@@ -93,7 +94,7 @@ def test_normal_end_every_item_once_and_cleaned(crawls):
     assert _sst(result, "items_held") > 0
     assert _sst(result, "items_held") == _sst(result, "items_released")
     assert all(r["text"] for r in result["received"])
-    assert "sst: model built for site 127.0.0.1 from 5 pages" in result["log"]
+    assert "sst: model built for site 127.0.0.1 from 10 pages" in result["log"]
 
 
 def test_closespider_pagecount_flushes_held_items(crawls):

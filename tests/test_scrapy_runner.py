@@ -122,16 +122,16 @@ class ProbeSpider(scrapy.Spider):
         self.pages += 1
         if self.cfg.get("sigint_after") and self.pages == self.cfg["sigint_after"]:
             os.kill(os.getpid(), signal.SIGINT)
-        for href in response.css("a::attr(href)").getall():
-            path = urlsplit(response.urljoin(href)).path
-            if path.startswith(("/section/", "/article/")) and self.pages < self.cfg.get("max_pages", 10**9):
-                yield response.follow(href, callback=self.parse)
         path = urlsplit(response.url).path
-        if path.startswith("/article/"):
+        if path.startswith("/article/"):  # items first: they reach the middleware early
             for kind in self.cfg.get("kinds", ["dict"]):
                 item_id = f"{path}#{kind}"
                 YIELDED.append(item_id)
                 yield make_item(kind, item_id, response.url)
+        for href in response.css("a::attr(href)").getall():
+            link = urlsplit(response.urljoin(href)).path
+            if link.startswith(("/section/", "/article/")) and self.pages < self.cfg.get("max_pages", 10**9):
+                yield response.follow(href, callback=self.parse)
 
     def parse_resource(self, response: Any) -> Any:
         item_id = "res:" + urlsplit(response.url).path
