@@ -221,11 +221,13 @@ class SiteModelStore:
     def close(self) -> None:
         global _ACTIVE
         try:
+            if self._executor is not None:
+                # refinements not started yet are dropped; running ones finish first, so
+                # the saved models are never written while a thread changes them
+                self._executor.shutdown(wait=True, cancel_futures=True)
+                self._executor = None
             self.save_all()
         finally:
-            if self._executor is not None:
-                self._executor.shutdown(wait=True)
-                self._executor = None
             self._item_pages.clear()
             if _ACTIVE is self:
                 _ACTIVE = None
@@ -338,6 +340,8 @@ class SiteModelStore:
         d: defer.Deferred = defer.Deferred()
 
         def done(future) -> None:
+            if future.cancelled():  # dropped at close: nobody waits for it any more
+                return
             exc = future.exception()
             if exc is not None:
                 reactor.callFromThread(d.errback, exc)
