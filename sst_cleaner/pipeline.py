@@ -103,11 +103,16 @@ class SSTPipeline:
             logger.error("sst: cleaning %s failed: %r; item passed on uncleaned", page.url, exc)
             self.store.inc("errors")
             return item
-        adapter[cfg.text_field] = result.text
-        if cfg.sentences_field:
-            adapter[cfg.sentences_field] = list(result.sentences)
-        if cfg.blocks_field:
-            adapter[cfg.blocks_field] = [b.to_dict() for b in result.blocks if b.label == INFORMATIVE]
+        try:
+            adapter[cfg.text_field] = result.text
+            if cfg.sentences_field:
+                adapter[cfg.sentences_field] = list(result.sentences)
+            if cfg.blocks_field:
+                adapter[cfg.blocks_field] = [b.to_dict() for b in result.blocks if b.label == INFORMATIVE]
+        except Exception as exc:  # e.g. a frozen dataclass: report, never lose the item
+            logger.error("sst: cannot write the clean text into %s item: %r", type(item).__name__, exc)
+            self.store.inc("errors")
+            return item
         self.store.inc("items_cleaned")
         return item
 
