@@ -401,6 +401,16 @@ def _clean(run: Run, cleaner, page: Page) -> None:
     run.scored.append(page)
 
 
+def _new(run: Run, factory: Callable[[], object]):
+    """A fresh cleaner, or None when the method cannot even be built (its pages are then
+    counted as errors: one broken method must not stop the whole benchmark)."""
+    try:
+        return factory()
+    except Exception as exc:
+        _log(f"error creating {run.method}: {exc!r}")
+        return None
+
+
 def _fail_all(run: Run, pages: Iterable[Page]) -> None:
     for page in pages:
         run.errors += 1
@@ -417,39 +427,34 @@ def run_method(corpus: Corpus, method: str, mode: str, fit_pages: int = 20,
         def factory():
             return SiteCleaner(method=method)
 
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}")
     run = Run(corpus.name, method, mode)
     for pages in corpus.sites.values():
-        if mode == "page":
-            cleaner = factory()
-            for page in pages:
-                _clean(run, cleaner, page)
-        elif mode == "transductive":
-            cleaner = factory()
-            if not _fit(run, cleaner, pages):
-                _fail_all(run, pages)
-                continue
-            for page in pages:
-                _clean(run, cleaner, page)
-        elif mode == "sample":
-            fit_idx, clean_idx = sample_split(len(pages), fit_pages)
-            if not clean_idx:
-                continue
-            cleaner = factory()
-            if not _fit(run, cleaner, [pages[i] for i in fit_idx]):
-                _fail_all(run, [pages[i] for i in clean_idx])
-                continue
-            for i in clean_idx:
-                _clean(run, cleaner, pages[i])
-        elif mode == "loo":
+        if mode == "loo":
             for i, page in enumerate(pages):
-                cleaner = factory()
+                cleaner = _new(run, factory)
                 # as site_eval.py: a one-page site is fitted on nothing
-                if not _fit(run, cleaner, pages[:i] + pages[i + 1:]):
+                if cleaner is None or not _fit(run, cleaner, pages[:i] + pages[i + 1:]):
                     _fail_all(run, [page])
                     continue
                 _clean(run, cleaner, page)
-        else:
-            raise ValueError(f"unknown mode {mode!r}")
+            continue
+        if mode == "sample":
+            fit_idx, clean_idx = sample_split(len(pages), fit_pages)
+            fit_set, targets = [pages[i] for i in fit_idx], [pages[i] for i in clean_idx]
+            if not targets:
+                continue
+        elif mode == "transductive":
+            fit_set, targets = list(pages), list(pages)
+        else:  # page
+            fit_set, targets = [], list(pages)
+        cleaner = _new(run, factory)
+        if cleaner is None or (mode != "page" and not _fit(run, cleaner, fit_set)):
+            _fail_all(run, targets)
+            continue
+        for page in targets:
+            _clean(run, cleaner, page)
     run.score = score_pages(run.predictions, run.scored)
     return run
 
@@ -524,8 +529,8 @@ def learning_curve(corpus: Corpus, method: str, points: Sequence = CURVE_POINTS)
             random.Random(0).shuffle(order)
             test = [pages[i] for i in order[kmax:]]
             fit = list(pages) if k == "all" else [pages[i] for i in sorted(order[:k])]
-            cleaner = SiteCleaner(method=method)
-            if fit and not _fit(run, cleaner, fit):
+            cleaner = _new(run, lambda: SiteCleaner(method=method))
+            if cleaner is None or (fit and not _fit(run, cleaner, fit)):
                 _fail_all(run, test)
                 continue
             for page in test:
@@ -544,7 +549,8 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
         from .cleaner import SiteCleaner
 
         probe = Run(corpus.name, method, "fit500")
-        if _fit(probe, SiteCleaner(method=method), biggest[:FIT_500]):
+        cleaner = _new(probe, lambda: SiteCleaner(method=method))
+        if cleaner is not None and _fit(probe, cleaner, biggest[:FIT_500]):
             return {"ms": probe.fit_ms_total, "estimate": False, "site": biggest[0].site_key}
         return {"ms": None, "estimate": False, "error": True}
     by_mode = {r.mode: r for r in runs if r.method == method}

@@ -291,6 +291,22 @@ def test_reference_row_when_trafilatura_is_installed(tmp_path):
     assert 0.0 <= run.score.f1 <= 1.0 and len(run.clean_ms) + run.errors == 12
 
 
+def test_a_method_that_cannot_be_built_is_scored_as_errors(tmp_path, toy_methods):
+    class Broken(_RepeatedBlocks):
+        def __init__(self, **params):
+            raise FileNotFoundError("model file missing")
+
+    register_method("bench-broken")(Broken)
+    try:
+        corpus = bench.load_corpus(os.path.join(_write_corpus(tmp_path / "tiny"), "manifest.jsonl"))
+        for mode in bench.MODES:
+            run = bench.run_method(corpus, "bench-broken", mode, fit_pages=2)
+            assert run.errors == run.score.pages == (8 if mode == "sample" else 12)
+            assert run.score.f1 == 0.0 and run.fit_ms_per_page is None
+    finally:
+        cleaner_module._METHODS.pop("bench-broken", None)
+
+
 def test_rejects_unknown_method(tmp_path, capsys):
     corpus = _write_corpus(tmp_path / "tiny")
     with pytest.raises(SystemExit):
