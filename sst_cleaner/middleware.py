@@ -37,6 +37,7 @@ import time
 from typing import Any, AsyncIterator, Optional
 
 from scrapy import Request, signals
+from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
@@ -217,7 +218,8 @@ class SSTSpiderMiddleware:
         builds.extend(self._check_timeouts())
         self._enforce_bounds()
         for build in builds:
-            await build
+            if build is not None:
+                await maybe_deferred_to_future(build)
         while self._ready:
             yield self._ready.popleft()
 
@@ -297,37 +299,49 @@ class SSTSpiderMiddleware:
         builds = [self._build(hold, reason="end") for hold in list(self._holds.values())
                   if not hold.building]
         for build in builds:
-            await build
+            if build is not None:
+                await maybe_deferred_to_future(build)
         for hold in list(self._holds.values()):  # a fit that is still running elsewhere
             if hold.building:
                 self._release(hold, hold.items)
                 hold.items = []
 
     # -- models ------------------------------------------------------------------------------
-    async def _build(self, hold: _SiteHold, reason: str) -> None:
-        """Fit ``hold``'s site in a worker thread, then release its items."""
+    def _build(self, hold: _SiteHold, reason: str) -> Optional[Deferred]:
+        """Start fitting ``hold``'s site in a worker thread; its items are released when
+        the fit ends. Returns the Deferred to wait on (None: released at once).
+
+        The hold is marked ``building`` here, synchronously, so no other response can
+        start a second fit of the same site or evict its sample in the meantime.
+        """
         cfg = self.config
         pages = list(hold.pages)
         if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
             # too little to learn a template from: page-level fallback for these items
             self._drop_hold(hold)
-            return
+            return None
         hold.building = True
-        try:
-            cleaner, seconds, share = await maybe_deferred_to_future(
-                self.store.run(build_model, cfg.method, cfg.params, pages))
-        except Exception as exc:
-            logger.error("sst: building the model of site %s from %d pages failed: %r; "
-                         "its pages get the page-level fallback", hold.site, len(pages), exc)
-            self.store.inc("errors")
-            self._failed.add(hold.site)
-        else:
-            self.store.put(hold.site, cleaner)
-            self.store.inc("models_built")
-            self.store.inc("build_seconds", round(seconds, 6))
-            logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
-                        "%.0f%% of the sample's text judged template",
-                        hold.site, len(pages), seconds, reason, 100 * share)
+        d = self.store.run(build_model, cfg.method, cfg.params, pages)
+        d.addCallbacks(self._build_done, self._build_failed,
+                       callbackArgs=(hold, len(pages), reason), errbackArgs=(hold, len(pages)))
+        return d
+
+    def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
+        cleaner, seconds, share = built
+        self.store.put(hold.site, cleaner)
+        self.store.inc("models_built")
+        self.store.inc("build_seconds", round(seconds, 6))
+        logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
+                    "%.0f%% of the sample's text judged template",
+                    hold.site, n_pages, seconds, reason, 100 * share)
+        hold.building = False
+        self._drop_hold(hold)
+
+    def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
+        logger.error("sst: building the model of site %s from %d pages failed: %r; "
+                     "its pages get the page-level fallback", hold.site, n_pages, failure.value)
+        self.store.inc("errors")
+        self._failed.add(hold.site)
         hold.building = False
         self._drop_hold(hold)
 

@@ -46,7 +46,8 @@ CRAWLS = {
     "timeout": dict(settings={"SST_HOLD_TIMEOUT": 0, "SST_SAMPLE_PAGES": 50}),
     "failed_flush": dict(max_pages=10, settings={
         "SST_SAMPLE_PAGES": 50, "DOWNLOADER_MIDDLEWARES": {"test_scrapy_runner.BlockDataUrls": 1}}),
-    "source_field": dict(kinds=["html"], max_pages=8, settings={"SST_SOURCE_FIELD": "html"}),
+    "source_field": dict(kinds=["html"], max_pages=8, settings={
+        "SST_SOURCE_FIELD": "html", "SST_SENTENCES_FIELD": "sentences", "SST_BLOCKS_FIELD": "blocks"}),
 }
 
 
@@ -216,3 +217,6 @@ def test_source_field_html_is_cleaned_instead_of_the_response(crawls):
     for r in result["received"]:
         assert r["expect"] in r["text"]
         assert "Ledger" not in r["text"]  # nothing of the crawled page itself
+        assert r["sentences"] == [r["expect"]]
+        assert [b["text"] for b in r["blocks"]] == [r["expect"]]
+        assert all(b["label"] == "informative" and b["xpath"].startswith("/") for b in r["blocks"])

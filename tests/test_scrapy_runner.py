@@ -87,7 +87,8 @@ class RecordPipeline:
 
         adapter = ItemAdapter(item)
         RECEIVED.append({"id": adapter.get("id"), "text": adapter.get("text"),
-                         "type": type(item).__name__, "expect": adapter.get("expect")})
+                         "type": type(item).__name__, "expect": adapter.get("expect"),
+                         "sentences": adapter.get("sentences"), "blocks": adapter.get("blocks")})
         return item
 
 
