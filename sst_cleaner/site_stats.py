@@ -139,7 +139,9 @@ def class_hints(el: etree._Element) -> int:
 def analyse_page(page: PreparedPage) -> PageAnalysis:
     """Cut a page into blocks and sentences and give each block its style-path key."""
     root = page.root
-    keys: dict[etree._Element, tuple[str, int]] = {root: (style_label(root), 0)}
+    # BODY's own attributes are left out: CMSs put the post slug, author and category
+    # there, which would make every page a style of its own
+    keys: dict[etree._Element, tuple[str, int]] = {root: ("body", 0)}
     ctx: dict[etree._Element, tuple] = {root: ()}
     hints: dict[etree._Element, int] = {root: class_hints(root)}
     for el in root.iter():
