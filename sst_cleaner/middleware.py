@@ -78,7 +78,7 @@ def _is_item(obj: Any) -> bool:
 class _SiteHold:
     """A site without a model yet: its sample pages and the items waiting for the model."""
 
-    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes")
+    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes", "waiters")
 
     def __init__(self, site: str):
         self.site = site
@@ -88,6 +88,7 @@ class _SiteHold:
         self.since = time.monotonic()
         self.building = False
         self.bytes = 0  # bytes of pages kept only because of this hold
+        self.waiters: list[Deferred] = []  # fired when a running fit ends
 
 
 class SSTSpiderMiddleware:
@@ -108,6 +109,7 @@ class SSTSpiderMiddleware:
         self._held_items = 0
         self._held_bytes = 0
         self._flush_scheduled = False
+        self._direct_flush = False  # a direct hand-over to the scraper is running
         self._closing = False
         self._refining: dict[str, int] = {}
         self._failed: set[str] = set()  # sites whose fit raised: not held again
@@ -131,7 +133,7 @@ class SSTSpiderMiddleware:
         """Items are held outside the engine's view: keep the spider open until they are out."""
         if not self._pending():
             return
-        if not self._flush_scheduled:
+        if not self._flush_scheduled and not self._direct_flush:
             self._flush_scheduled = True
             self.store.inc("flushes")
             request = Request(FLUSH_URL, callback=_noop_callback, errback=self._flush_failed,
@@ -153,8 +155,9 @@ class SSTSpiderMiddleware:
                        getattr(failure, "value", failure))
         self._flush_scheduled = False
         scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
-        if scraper is not None:
-            deferred_from_coro(self._flush_to_scraper(scraper, closing=False))
+        if scraper is not None and not self._direct_flush:
+            d = deferred_from_coro(self._flush_to_scraper(scraper, closing=False))
+            d.addErrback(lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value))
 
     def _request_dropped(self, request: Any = None, **kwargs: Any) -> None:
         if request is not None and request.meta.get(FLUSH_META):
@@ -301,10 +304,11 @@ class SSTSpiderMiddleware:
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
-        for hold in list(self._holds.values()):  # a fit that is still running elsewhere
+        for hold in list(self._holds.values()):  # a fit started elsewhere: wait for it
             if hold.building:
-                self._release(hold, hold.items)
-                hold.items = []
+                waiter: Deferred = Deferred()
+                hold.waiters.append(waiter)
+                await maybe_deferred_to_future(waiter)
 
     # -- models ------------------------------------------------------------------------------
     def _build(self, hold: _SiteHold, reason: str) -> Optional[Deferred]:
@@ -334,16 +338,21 @@ class SSTSpiderMiddleware:
         logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
                     "%.0f%% of the sample's text judged template",
                     hold.site, n_pages, seconds, reason, 100 * share)
+        self._fit_ended(hold)
+
+    def _fit_ended(self, hold: _SiteHold) -> None:
         hold.building = False
         self._drop_hold(hold)
+        waiters, hold.waiters = hold.waiters, []
+        for waiter in waiters:
+            waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
         logger.error("sst: building the model of site %s from %d pages failed: %r; "
                      "its pages get the page-level fallback", hold.site, n_pages, failure.value)
         self.store.inc("errors")
         self._failed.add(hold.site)
-        hold.building = False
-        self._drop_hold(hold)
+        self._fit_ended(hold)
 
     def _maybe_refine(self, page: PageRecord) -> None:
         model = self.store.get(page.site)
@@ -403,17 +412,27 @@ class SSTSpiderMiddleware:
             self._closing = True
         if not self._pending():
             return
-        await self._release_everything()
+        self._direct_flush = True
         n = 0
-        while self._ready:
-            item = self._ready.popleft()
-            n += 1
-            if hasattr(scraper, "start_itemproc_async"):
-                await scraper.start_itemproc_async(item, response=None)
-            else:
-                result = scraper.start_itemproc(item, response=None)
-                if result is not None:
-                    await maybe_deferred_to_future(result) if hasattr(result, "addCallback") else await result
+        try:
+            await self._release_everything()
+            while self._ready:
+                item = self._ready.popleft()
+                n += 1
+                try:
+                    if hasattr(scraper, "start_itemproc_async"):  # Scrapy >= 2.14
+                        await scraper.start_itemproc_async(item, response=None)
+                    else:  # 2.13: a coroutine
+                        result = scraper.start_itemproc(item, response=None)
+                        if hasattr(result, "addCallback"):
+                            await maybe_deferred_to_future(result)
+                        elif result is not None:
+                            await result
+                except Exception as exc:  # the scraper logs pipeline errors itself
+                    logger.error("sst: handing a held item to the scraper failed: %r", exc)
+                    self.store.inc("errors")
+        finally:
+            self._direct_flush = False
         if closing:
             self.store.inc("items_flushed_at_close", n)
         logger.info("sst: %d held items sent to the item pipelines directly", n)
