@@ -27,10 +27,6 @@ from .site_models import PageRecord
 logger = logging.getLogger(__name__)
 
 
-class MissingItemField(TypeError):
-    """An item class cannot hold a field the pipeline must write."""
-
-
 class SSTPipeline:
     """Maps each item's page onto its site model and writes ``SST_TEXT_FIELD`` (and the
     optional ``SST_SENTENCES_FIELD`` / ``SST_BLOCKS_FIELD``)."""
