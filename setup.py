@@ -7,6 +7,8 @@ setup(
     long_description=open("README.md", encoding="utf-8").read() if __import__("os").path.exists("README.md") else "",
     long_description_content_type="text/markdown",
     packages=find_packages(include=["sst_cleaner", "sst_cleaner.*"]),
+    package_data={"sst_cleaner": ["data/*.json"]},
+    include_package_data=True,
     python_requires=">=3.10",
     install_requires=[
         "lxml>=4.9",

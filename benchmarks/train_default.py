@@ -9,8 +9,10 @@ labels it by the share of its tokens found in the page's gold text. Docs sites a
 on 20 pages (the crawl setting) and every page is used.
 
 It prints site-grouped cross-validated page F1 (folds never share a site, so a figure is
-what the weights give on sites they were not learnt from), then the weights learnt on all
-rows, as Python to paste into ``sst_cleaner/hybrid.py``. The corpora are read from
+what the scorer gives on sites it was not learnt from) and, with ``--out``, writes the
+scorer learnt on all rows (boosted trees, scikit-learn, exported to the package's JSON
+tree format: ``--out sst_cleaner/data/default_scorer.json``). Needs scikit-learn
+(training only; the package evaluates the trees with numpy). The corpora are read from
 ../shared only here, never shipped.
 """
 from __future__ import annotations
@@ -26,8 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from sst_cleaner.dom import parse_html  # noqa: E402
-from sst_cleaner.hybrid import (CONTEXT_NAMES, FEATURE_NAMES, cetd_region, context_features,  # noqa: E402
-                                element_chain, sentence_features)
+from sst_cleaner.hybrid import FEATURE_NAMES, cetd_region, sentence_features  # noqa: E402
 from sst_cleaner.site_stats import SiteStats, analyse_page  # noqa: E402
 from sst_cleaner.text import words  # noqa: E402
 
@@ -46,7 +47,6 @@ def load_corpus(root: str, name: str):
 
 def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
     X, y, w, page_ids, groups, ntok = [], [], [], [], [], []
-    chains, block_ids = [], []  # per sentence: container chain (small ints) and block id
     gold_tokens = {}
     corpus_of = {}
     for corpus in corpora:
@@ -76,11 +76,7 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
                 corpus_of[r["id"]] = corpus
                 tri = set(zip(gseq, gseq[1:], gseq[2:]))
                 joined = " " + " ".join(gseq) + " "
-                ids: dict = {}
                 for b, s, f in sentence_features(view, pa, region):
-                    chain = tuple(ids.setdefault(c, len(ids)) for c in element_chain(b.block.element))
-                    chains.append((r["id"], chain))
-                    block_ids.append((r["id"], id(b)))
                     toks = words(s.text)
                     frac = sentence_label(toks, tri, joined)
                     X.append(f)
@@ -91,7 +87,7 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
                     ntok.append(toks)
             print(f"  {corpus}/{site}: {len(analyses)} pages", file=sys.stderr)
     return (np.array(X, dtype=float), np.array(y), np.array(w, dtype=float), page_ids, groups, ntok,
-            gold_tokens, corpus_of, chains, block_ids)
+            gold_tokens, corpus_of)
 
 
 def sentence_label(toks: list[str], gold_trigrams: set, gold_joined: str) -> float:
@@ -102,30 +98,6 @@ def sentence_label(toks: list[str], gold_trigrams: set, gold_joined: str) -> flo
         grams = list(zip(toks, toks[1:], toks[2:]))
         return sum(1 for g in grams if g in gold_trigrams) / len(grams)
     return 1.0 if (" " + " ".join(toks) + " ") in gold_joined else 0.0
-
-
-def train_lr(X, y, w, l2=1e-2, iters=60):
-    """Weighted logistic regression by Newton's method (IRLS) with an L2 penalty."""
-    Xs = X.copy()
-    mu = Xs[:, 1:].mean(0)
-    sd = Xs[:, 1:].std(0) + 1e-9
-    Xs[:, 1:] = (Xs[:, 1:] - mu) / sd
-    beta = np.zeros(X.shape[1])
-    for _ in range(iters):
-        z = Xs @ beta
-        p = 1 / (1 + np.exp(-z))
-        g = Xs.T @ (w * (p - y)) + l2 * w.sum() * np.r_[0, beta[1:]]
-        Hd = w * p * (1 - p)
-        H = (Xs * Hd[:, None]).T @ Xs + l2 * w.sum() * np.diag(np.r_[0, np.ones(len(beta) - 1)])
-        step = np.linalg.solve(H + 1e-9 * np.eye(len(beta)), g)
-        beta -= step
-        if np.abs(step).max() < 1e-7:
-            break
-    # fold the standardisation back into raw-feature weights
-    raw = beta.copy()
-    raw[1:] = beta[1:] / sd
-    raw[0] = beta[0] - (beta[1:] * mu / sd).sum()
-    return raw
 
 
 def page_f1(pred_mask, page_ids, ntok, gold_tokens):
@@ -175,23 +147,6 @@ def fit_hgb(X, y, w):
     return HistGradientBoostingClassifier(random_state=0, **HGB).fit(X, y, sample_weight=w)
 
 
-def page_context(chains, block_ids, w, p1):
-    """Stage-2 context features for every row, page by page (rows of a page are contiguous)."""
-    out = np.zeros((len(p1), len(CONTEXT_NAMES)))
-    i = 0
-    n = len(p1)
-    while i < n:
-        pid = chains[i][0]
-        j = i
-        while j < n and chains[j][0] == pid:
-            j += 1
-        ctx = context_features([c for _, c in chains[i:j]], [b for _, b in block_ids[i:j]],
-                               list(w[i:j]), list(p1[i:j]))
-        out[i:j] = np.array(ctx)
-        i = j
-    return out
-
-
 def report(name, mask, page_ids, ntok, gold_tokens, corpus_of, corpora):
     f1 = page_f1(mask, page_ids, ntok, gold_tokens)
     out = []
@@ -224,7 +179,7 @@ def main():
         if args.cache:
             with open(args.cache, "wb") as fh:
                 pickle.dump(blob, fh)
-    X, yf, w, page_ids, groups, ntok, gold_tokens, corpus_of, chains, block_ids = blob
+    X, yf, w, page_ids, groups, ntok, gold_tokens, corpus_of = blob[:8]
     corpora = args.corpora.split(",")
     y = (yf >= args.label_threshold).astype(int)
     sw = w
@@ -245,21 +200,12 @@ def main():
     report("all text", np.ones(len(y), bool), page_ids, ntok, gold_tokens, corpus_of, corpora)
     report("cetd (template zeroed)", X[:, FEATURE_NAMES.index("in_cetd")] > 0.5, page_ids, ntok, gold_tokens,
            corpus_of, corpora)
-    report("stage 1 (site-grouped CV)", p1 >= args.threshold, page_ids, ntok, gold_tokens, corpus_of, corpora)
-    ctx = page_context(chains, block_ids, w, p1)
-    X2 = np.hstack([X, ctx])
-    p2 = np.zeros(len(y))
-    for k in range(args.folds):
-        tr = fold != k
-        p2[~tr] = fit_hgb(X2[tr], y[tr], sw[tr]).predict_proba(X2[~tr])[:, 1]
-    for th in (0.4, 0.5, 0.6):
-        report(f"stage 2 (CV) th={th}", p2 >= th, page_ids, ntok, gold_tokens, corpus_of, corpora)
+    for th in (0.3, 0.4, 0.5, 0.6):
+        report(f"scorer (site-grouped CV) th={th}", p1 >= th, page_ids, ntok, gold_tokens, corpus_of, corpora)
     if args.out:
         m1 = fit_hgb(X, y, sw)
-        m2 = fit_hgb(X2, y, sw)
         spec = {"trained_on": corpora, "hgb": HGB, "label_threshold": args.label_threshold,
-                "weights": args.weights,
-                "stage1": export_hgb(m1, FEATURE_NAMES), "stage2": export_hgb(m2, FEATURE_NAMES + CONTEXT_NAMES)}
+                "weights": args.weights, "stage1": export_hgb(m1, FEATURE_NAMES)}
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(spec, fh, separators=(",", ":"))
         print("wrote", args.out)

@@ -1,0 +1,318 @@
+"""The default method: site evidence subtracts, page evidence selects, sentence by sentence.
+
+Each sentence of a page is described by the three kinds of evidence the papers give, and
+a logistic model (weights learnt on the dev corpora by ``benchmarks/train_default.py``,
+written below as constants) weighs them:
+
+* **structure** (SST, Yi, Liu & Li): how many other pages have the sentence's style node,
+  and how much of that node's text recurs across pages (a node whose text is template on
+  the other pages is a template node even where its text is new: a nav with a new item,
+  a "most read" list);
+* **words** (informative sentences): the sentence entropy E(S) over the node's collection
+  and the number of other pages that carry the exact sentence;
+* **density** (CETD, Sun, Song & Liao): whether the sentence lies in the content region
+  that Algorithm 2 picks once the site's template text is zeroed out, plus the block's link
+  density and prose-likeness (length, stop-word share).
+
+With no site evidence yet (before fit, or a site of one page) the method is CETD itself.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from .dom import PreparedPage
+from .result import INFORMATIVE, NOISE, Block, CleanResult
+from .site_stats import BlockInfo, PageAnalysis, PageView, SentenceInfo, SiteStats, analyse_page
+from .cleaner import register_method
+
+FEATURE_NAMES = (
+    "bias",
+    "entropy",          # E(S) over the node's other pages
+    "sent_rec",         # share of other pages carrying this exact sentence
+    "sent_rec2",        # sentence on >= 2 other pages
+    "node_share",       # share of the node's text that recurs site-wide
+    "node_rate",        # share of other pages having the node
+    "node_new",         # node never seen on another page
+    "in_cetd",          # inside CETD content region (template zeroed)
+    "link_density",
+    "log_block_chars",
+    "log_sent_words",
+    "stop_ratio",
+    "ends_punct",
+    "is_heading",
+    "in_li",
+    "in_pre_or_table",
+    "in_nav_like",      # inside header/footer/nav/aside/form
+    "rel_pos",          # position of the block in the page (0..1)
+    # context: the containers above the block (1, 2 and 3 levels up) and the neighbours
+    "up1_log_chars", "up1_tmpl", "up1_link",
+    "up2_log_chars", "up2_tmpl", "up2_link",
+    "up3_log_chars", "up3_tmpl", "up3_link",
+    "prev_tmpl", "prev_link", "next_tmpl", "next_link",
+    "page_tmpl",        # share of the page's text that is template
+    "hint_comment", "hint_boiler", "hint_content",   # class/id names of the ancestors
+)
+
+
+def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) -> list[tuple[BlockInfo, SentenceInfo, list[float]]]:
+    """One feature vector per sentence of the page (order = page order)."""
+    rows = []
+    nb = max(1, len(pa.blocks) - 1)
+    n_other = view.n_other if view is not None else 0
+    # per block: chars, template chars (sentences on >= 2 other pages), link chars;
+    # summed into every ancestor so each container knows what it holds
+    agg: dict = {}
+    btmpl: list[float] = []
+    total = tmpl_total = 0
+    for b in pa.blocks:
+        blk = b.block
+        n = len(blk.text)
+        t = 0
+        if view is not None and n_other > 0:
+            t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= 2)
+        t = min(t, n)
+        btmpl.append(t / max(1, n))
+        total += n
+        tmpl_total += t
+        el = blk.element
+        while el is not None:
+            a = agg.get(el)
+            if a is None:
+                agg[el] = [n, t, blk.link_chars]
+            else:
+                a[0] += n
+                a[1] += t
+                a[2] += blk.link_chars
+            el = el.getparent()
+    page_tmpl = tmpl_total / max(1, total)
+
+    def up(el, k):
+        for _ in range(k):
+            p = el.getparent()
+            if p is None:
+                break
+            el = p
+        a = agg.get(el, (0, 0, 0))
+        c = max(1, a[0])
+        return [math.log1p(a[0]), a[1] / c, a[2] / c]
+
+    nblocks = len(pa.blocks)
+    for bi, b in enumerate(pa.blocks):
+        blk = b.block
+        link_density = blk.link_chars / max(1, len(blk.text))
+        anc = b.ancestors
+        is_heading = 1.0 if (b.tag in ("h1", "h2", "h3", "h4", "h5", "h6") or any(a[0] == "h" and a[1:].isdigit() for a in anc)) else 0.0
+        in_li = 1.0 if (b.tag in ("li", "dd", "dt") or "li" in anc) else 0.0
+        in_pre = 1.0 if (b.tag in ("pre", "td", "th") or "pre" in anc or "table" in anc) else 0.0
+        nav_like = 1.0 if any(a in ("header", "footer", "nav", "aside", "form") for a in anc) or b.tag in (
+            "header", "footer", "nav", "aside", "form") else 0.0
+        if view is not None and n_other > 0:
+            ndf = view.node_df(b.key)
+            node_rate = ndf / n_other
+            node_share = view.stats.node_template_share(b.key, 2 + view.own)
+            node_new = 1.0 if ndf == 0 else 0.0
+        else:
+            node_rate = node_share = 0.0
+            node_new = 1.0
+        cetd = 1.0 if blk.element in in_cetd else 0.0
+        log_chars = math.log1p(len(blk.text))
+        ctx = up(blk.element, 1) + up(blk.element, 2) + up(blk.element, 3)
+        if bi > 0:
+            pb = pa.blocks[bi - 1].block
+            ctx += [btmpl[bi - 1], pb.link_chars / max(1, len(pb.text))]
+        else:
+            ctx += [1.0, 1.0]
+        if bi + 1 < nblocks:
+            nbk = pa.blocks[bi + 1].block
+            ctx += [btmpl[bi + 1], nbk.link_chars / max(1, len(nbk.text))]
+        else:
+            ctx += [1.0, 1.0]
+        ctx.append(page_tmpl)
+        ctx += [float(bool(b.hints & 1)), float(bool(b.hints & 2)), float(bool(b.hints & 4))]
+        for s in b.sentences:
+            if view is not None and n_other > 0:
+                sdf = view.sentence_df(s.hash)
+                rec = sdf / n_other
+                rec2 = 1.0 if sdf >= 2 else 0.0
+                ent = view.sentence_entropy(b.key, s)
+            else:
+                rec = rec2 = ent = 0.0
+            ends = 1.0 if s.text[-1:] in ".!?\"'”。！？:" else 0.0
+            rows.append((b, s, [1.0, ent, rec, rec2, node_share, node_rate, node_new, cetd, link_density,
+                                log_chars, math.log1p(s.n_words), s.stop_ratio, ends, is_heading, in_li,
+                                in_pre, nav_like, bi / nb] + ctx))
+    return rows
+
+
+def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> set:
+    """Elements inside the CETD content region, computed with template sentences zeroed."""
+    from .cetd import compute_densities, select_content
+
+    ignore = None
+    if view is not None and view.n_other > 0:
+        doomed = set()
+        for b in pa.blocks:
+            if all(view.sentence_df(s.hash) >= 2 for s in b.sentences):
+                doomed.add(b.block.element)
+        if doomed:
+            ignore = doomed.__contains__
+    d = compute_densities(pa.page.root, ignore=ignore)
+    roots = [d.elements[i] for i in select_content(d)]
+    covered: set = set()
+    for r in roots:
+        for el in r.iter():
+            covered.add(el)
+    return covered
+
+
+# ---------------------------------------------------------------------------------------
+# The learnt scorer: a small boosted-tree ensemble stored as JSON (never pickled).
+# ---------------------------------------------------------------------------------------
+class TreeEnsemble:
+    """Additive regression trees on the feature vector, logistic link.
+
+    JSON: ``{"features": [names], "baseline": b, "trees": [{"feature": [...],
+    "threshold": [...], "left": [...], "right": [...], "leaf": [...], "value": [...]}]}``.
+    A row goes left when ``x[feature] <= threshold`` (NaN never occurs: every feature is a
+    number by construction).
+    """
+
+    def __init__(self, spec: dict, names: tuple = FEATURE_NAMES):
+        import numpy as np
+
+        if tuple(spec["features"]) != tuple(names):
+            raise ValueError("scorer was trained on other features than this version computes")
+        self.baseline = float(spec["baseline"])
+        self.trees = []
+        depth = 1
+        for t in spec["trees"]:
+            arrs = (np.asarray(t["feature"], dtype=np.int64), np.asarray(t["threshold"], dtype=float),
+                    np.asarray(t["left"], dtype=np.int64), np.asarray(t["right"], dtype=np.int64),
+                    np.asarray(t["leaf"], dtype=bool), np.asarray(t["value"], dtype=float))
+            n = len(arrs[0])
+            if not all(len(a) == n for a in arrs) or n == 0:
+                raise ValueError("malformed tree")
+            if (arrs[0] < 0).any() or (arrs[0] >= len(names)).any():
+                raise ValueError("tree feature index out of range")
+            for a in (arrs[2], arrs[3]):
+                if ((a < 0) | (a >= n)).any():
+                    raise ValueError("tree child index out of range")
+            self.trees.append(arrs)
+            depth = max(depth, int(t.get("depth", n)))
+        self.max_depth = depth
+
+    def predict(self, X) -> "list[float]":
+        import numpy as np
+
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or not len(X):
+            return np.zeros(0)
+        rows = np.arange(len(X))
+        z = np.full(len(X), self.baseline)
+        for feat, thr, left, right, leaf, value in self.trees:
+            idx = np.zeros(len(X), dtype=np.int64)
+            for _ in range(self.max_depth + 1):
+                live = ~leaf[idx]
+                if not live.any():
+                    break
+                go_left = X[rows, feat[idx]] <= thr[idx]
+                nxt = np.where(go_left, left[idx], right[idx])
+                idx = np.where(live, nxt, idx)
+            z += value[idx]
+        return 1.0 / (1.0 + np.exp(-z))
+
+
+# ---------------------------------------------------------------------------------------
+# The method
+# ---------------------------------------------------------------------------------------
+_SCORER_CACHE: dict = {}
+
+
+def load_scorer(path: Optional[str] = None) -> "TreeEnsemble":
+    """The learnt scorer shipped with the package (``data/default_scorer.json``)."""
+    import json
+    import os
+
+    if path is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "default_scorer.json")
+    hit = _SCORER_CACHE.get(path)
+    if hit is None:
+        with open(path, "r", encoding="utf-8") as fh:
+            spec = json.load(fh)
+        hit = TreeEnsemble(spec["stage1"])
+        _SCORER_CACHE[path] = hit
+    return hit
+
+
+@register_method("default")
+class HybridMethod:
+    """Site evidence + page evidence, decided per sentence by the learnt scorer.
+
+    Parameters: ``threshold`` (probability above which a sentence is kept, 0.5),
+    ``scorer`` (path of another scorer JSON, for experiments).
+    Model state: the :class:`~sst_cleaner.site_stats.SiteStats` of the site.
+    """
+
+    def __init__(self, threshold: float = 0.5, scorer: Optional[str] = None):
+        self.threshold = float(threshold)
+        self.scorer = scorer
+        self.stats = SiteStats()
+        self._scorer = load_scorer(scorer)
+
+    @property
+    def n_pages(self) -> int:
+        return self.stats.n_pages
+
+    def fit(self, pages: list[PreparedPage]) -> None:
+        self.stats = SiteStats()
+        for p in pages:
+            self.stats.add(analyse_page(p))
+
+    def partial_fit(self, page: PreparedPage) -> None:
+        self.stats.add(analyse_page(page))
+
+    def score_page(self, page: PreparedPage):
+        """(analysis, rows, probabilities): every sentence of the page with its score."""
+        pa = analyse_page(page)
+        view = self.stats.page_view(pa) if self.stats.n_pages else None
+        region = cetd_region(pa, view)
+        rows = sentence_features(view, pa, region)
+        if not rows:
+            return pa, rows, []
+        return pa, rows, self._scorer.predict([r[2] for r in rows])
+
+    def clean(self, page: PreparedPage) -> CleanResult:
+        pa, rows, probs = self.score_page(page)
+        kept_by_block: dict = {}
+        score_by_block: dict = {}
+        for (b, s, _f), p in zip(rows, probs):
+            acc = score_by_block.setdefault(id(b), [0.0, 0])
+            acc[0] += float(p)
+            acc[1] += 1
+            if p >= self.threshold:
+                kept_by_block.setdefault(id(b), []).append(s.text)
+        blocks: list[Block] = []
+        lines: list[str] = []
+        sentences: list[str] = []
+        for b in pa.blocks:
+            kept = kept_by_block.get(id(b))
+            acc = score_by_block.get(id(b), [0.0, 1])
+            label = INFORMATIVE if kept else NOISE
+            blocks.append(Block(page.xpath_of(b.block.element), b.block.text, label, acc[0] / max(1, acc[1]),
+                                sentences=kept or []))
+            if kept:
+                lines.append(" ".join(kept))
+                sentences.extend(kept)
+        method = "default" if self.stats.n_pages else "default(page-level)"
+        return CleanResult(text="\n".join(lines), sentences=sentences, blocks=blocks, method=method,
+                           title=page.title)
+
+    def to_dict(self) -> dict:
+        return {"site_stats": self.stats.to_dict()}
+
+    @classmethod
+    def from_dict(cls, state: dict, **params) -> "HybridMethod":
+        obj = cls(**params)
+        obj.stats = SiteStats.from_dict(state["site_stats"])
+        return obj

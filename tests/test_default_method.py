@@ -1,0 +1,112 @@
+"""The default method on a small generated site: template out, article sentences in."""
+import random
+
+import pytest
+
+from sst_cleaner import SiteCleaner
+from sst_cleaner.hybrid import FEATURE_NAMES, TreeEnsemble
+
+SUBJECTS = "the council|our reporter|the new library|a local farmer|the river authority|the school board|a young engineer|the museum".split("|")
+VERBS = "announced|described|questioned|celebrated|postponed|reviewed|explained|defended".split("|")
+OBJECTS = "a plan to repair the old bridge|the budget for next winter|the results of the water survey|an exhibition of early maps|the opening hours of the market|a proposal for safer cycling routes|the history of the harbour|new rules for street parking".split("|")
+TAILS = "after a long meeting on Tuesday|despite strong objections from residents|with support from volunteers|before the end of the month|in a statement published this morning|to the surprise of many visitors".split("|")
+
+
+def prose(rng: random.Random, n: int) -> list[str]:
+    return [f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)}."
+            for _ in range(n)]
+
+
+def site_page(i: int) -> tuple[str, list[str]]:
+    rng = random.Random(i)
+    paras = [" ".join(prose(rng, 4)) for _ in range(5)]
+    related = "".join(f'<li><a href="/a/{rng.randrange(999)}">Story number {rng.randrange(999)} headline</a></li>'
+                      for _ in range(5))
+    html = f"""<html><head><title>Article {i}</title></head><body>
+<div id="cookie">We use cookies to improve your experience. Accept all cookies.</div>
+<div class="header"><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a>
+<a href="/weather">Weather</a> <a href="/contact">Contact us</a></div>
+<div class="main"><div class="article"><h1>Headline of article {i} about {rng.choice(OBJECTS)}</h1>
+{''.join(f'<p>{p}</p>' for p in paras)}
+<div class="share">Share this article on Facebook. Share on Twitter.</div></div>
+<div class="sidebar"><h3>Most read</h3><ul>{related}</ul>
+<div class="ad">Advertisement: Buy the premium subscription today and save forty percent.</div></div></div>
+<div class="footer">Copyright Example Gazette Limited. All rights reserved. Privacy policy. Terms of use.</div>
+</body></html>"""
+    return html, paras
+
+
+TEMPLATE_PHRASES = ["We use cookies", "Contact us", "Share this article", "premium subscription",
+                    "All rights reserved", "Most read"]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    pages = [site_page(i)[0] for i in range(8)]
+    return SiteCleaner().fit([(f"http://example.test/a/{i}", h) for i, h in enumerate(pages)])
+
+
+def test_template_removed_and_article_kept_on_an_unseen_page(fitted):
+    html, paras = site_page(100)
+    result = fitted.clean(html, url="http://example.test/a/100")
+    for phrase in TEMPLATE_PHRASES:
+        assert phrase not in result.text
+    kept = sum(1 for p in paras if p in result.text)
+    assert kept >= 4, result.text
+    assert result.method == "default"
+    assert result.sentences and all(s in result.text for s in result.sentences)
+    labels = {b.label for b in result.blocks}
+    assert labels == {"informative", "noise"}
+
+
+def test_page_in_the_sample_is_judged_by_the_others(fitted):
+    html, paras = site_page(3)  # a page the model was fitted on
+    result = fitted.clean(html)
+    assert "All rights reserved" not in result.text
+    assert sum(1 for p in paras if p in result.text) >= 4
+
+
+def test_clean_before_fit_works():
+    html, paras = site_page(5)
+    result = SiteCleaner().clean(html)
+    assert result.method == "default(page-level)"
+    assert sum(1 for p in paras if p in result.text) >= 3
+
+
+def test_partial_fit_and_save_load_round_trip(tmp_path, fitted):
+    cleaner = SiteCleaner()
+    for i in range(4):
+        cleaner.partial_fit(site_page(i)[0])
+    assert cleaner.n_pages == 4
+    path = tmp_path / "model.json"
+    fitted.save(path)
+    again = SiteCleaner.load(path)
+    assert again.n_pages == fitted.n_pages == 8
+    html, _ = site_page(42)
+    assert again.clean(html).text == fitted.clean(html).text
+
+
+def test_tree_ensemble_walks_trees_like_by_hand():
+    # one stump: x[1] <= 0.5 -> -2, else +2; baseline 0.5
+    names = FEATURE_NAMES
+    spec = {"features": list(names), "baseline": 0.5, "trees": [
+        {"feature": [1, 0, 0], "threshold": [0.5, 0, 0], "left": [1, 0, 0], "right": [2, 0, 0],
+         "leaf": [False, True, True], "value": [0, -2.0, 2.0], "depth": 1}]}
+    ens = TreeEnsemble(spec)
+    import math
+
+    x = [[0.0] * len(names), [0.0] * len(names)]
+    x[1][1] = 0.9
+    p = ens.predict(x)
+    assert math.isclose(p[0], 1 / (1 + math.exp(1.5)))
+    assert math.isclose(p[1], 1 / (1 + math.exp(-2.5)))
+
+
+def test_tree_ensemble_rejects_bad_indices():
+    spec = {"features": list(FEATURE_NAMES), "baseline": 0.0, "trees": [
+        {"feature": [999], "threshold": [0.0], "left": [0], "right": [0], "leaf": [True], "value": [0.0]}]}
+    with pytest.raises(ValueError):
+        TreeEnsemble(spec)
+    spec2 = {"features": list(FEATURE_NAMES) + ["extra"], "baseline": 0.0, "trees": []}
+    with pytest.raises(ValueError):
+        TreeEnsemble(spec2)  # trained on other features
