@@ -1,0 +1,39 @@
+"""The offline command line on a small generated site."""
+import json
+
+from sst_cleaner.cli import main
+
+from test_default_method import site_page
+
+
+def write_site(folder, n=6):
+    folder.mkdir()
+    paras = {}
+    for i in range(n):
+        html, p = site_page(i)
+        (folder / f"page{i}.html").write_text(html, encoding="utf-8")
+        paras[f"page{i}.html"] = p
+    return paras
+
+
+def test_site_command_cleans_every_page(tmp_path, capsys):
+    paras = write_site(tmp_path / "site")
+    out = tmp_path / "out.jsonl"
+    assert main(["site", str(tmp_path / "site"), "-o", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 6
+    for row in rows:
+        name = row["path"].rsplit("/", 1)[-1]
+        assert "All rights reserved" not in row["text"]
+        assert sum(1 for p in paras[name] if p in row["text"]) >= 4
+
+
+def test_fit_then_clean_with_saved_model(tmp_path, capsys):
+    write_site(tmp_path / "site")
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tmp_path / "site"), "--model", str(model)]) == 0
+    assert json.loads(model.read_text())["format"] == "sst-cleaner-model"
+    capsys.readouterr()
+    assert main(["clean", str(tmp_path / "site" / "page0.html"), "--model", str(model), "--sentences"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["sentences"] and "We use cookies" not in row["text"]
