@@ -75,6 +75,113 @@ def _is_item(obj: Any) -> bool:
     return obj is not None and not isinstance(obj, Request)
 
 
+class _NonHtmlPage:
+    """Marker bound to items of non-HTML responses, so the pipeline can tell them
+    (``sst_status = "non_html"``) from items that came from no response at all."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NON_HTML"
+
+
+NON_HTML = _NonHtmlPage()
+
+
+class ErrorReporter:
+    """Counts the failures of one crawl per stage, and logs each distinct cause once.
+
+    Why: one cause (a method bug, a site whose pages all trip the same parser corner)
+    usually hits every page of a site, or of the crawl; one ERROR line with a traceback
+    per page buries everything else in the log and costs I/O per page. So the first
+    occurrence of a cause, (stage, exception type, message), is logged at ERROR with its
+    traceback, later ones at DEBUG, and when the spider closes one WARNING per repeated
+    cause gives its count. Every occurrence is counted in ``sst/errors`` and
+    ``sst/errors/<stage>``.
+
+    Distinct causes remembered are capped per stage (``max_causes``): messages that hold a
+    URL or an offset make every failure "distinct", and memory must stay bounded; past
+    the cap, new causes of that stage are logged at DEBUG and summed in the summary.
+    """
+
+    #: stage -> what failed, as the log line says it
+    STAGES = {
+        "fit": "building a site model",
+        "refine": "refining a site model",
+        "clean": "cleaning a page",
+        "write": "writing the clean fields into an item",
+        "handover": "handing a held item to the item pipelines",
+        "field": "an item class without the output field",
+        "held_at_close": "items still held when the spider closed",
+    }
+
+    def __init__(self, stats: Any = None, max_causes: int = 50):
+        self.stats = stats
+        self.max_causes = max_causes
+        self._causes: dict[tuple[str, str, str], list] = {}  # key -> [count, exc repr]
+        self._per_stage: collections.Counter = collections.Counter()  # distinct causes kept
+        self._overflow: collections.Counter = collections.Counter()  # occurrences past the cap
+
+    def count(self, stage: str, n: int = 1) -> None:
+        """Count ``n`` failures of ``stage`` without logging (the caller logs its own way)."""
+        if self.stats is not None:
+            self.stats.inc_value("sst/errors", n)
+            self.stats.inc_value(f"sst/errors/{stage}", n)
+
+    def report(self, stage: str, exc: BaseException, where: str = "", consequence: str = "") -> bool:
+        """Count one failure; log it at ERROR if its cause is new, else at DEBUG.
+        Returns whether it was logged at ERROR."""
+        self.count(stage)
+        message = str(exc)[:300]
+        key = (stage, f"{type(exc).__module__}.{type(exc).__qualname__}", message)
+        what = self.STAGES.get(stage, stage)
+        entry = self._causes.get(key)
+        if entry is None and self._per_stage[stage] < self.max_causes:
+            self._per_stage[stage] += 1
+            self._causes[key] = [1, repr(exc)[:300]]
+            logger.error("sst: %s failed%s: %r%s (further failures with this cause are logged "
+                         "at DEBUG and counted in sst/errors/%s)",
+                         what, f" ({where})" if where else "", exc,
+                         f"; {consequence}" if consequence else "", stage,
+                         exc_info=(type(exc), exc, exc.__traceback__))
+            return True
+        if entry is None:
+            self._overflow[stage] += 1
+        else:
+            entry[0] += 1
+        logger.debug("sst: %s failed again%s: %r", what, f" ({where})" if where else "", exc)
+        return False
+
+    def summary(self) -> list[str]:
+        """One line per cause seen more than once, and per stage past the cause cap."""
+        lines = []
+        for (stage, _, _), (n, text) in self._causes.items():
+            if n > 1:
+                lines.append(f"sst: {self.STAGES.get(stage, stage)} failed {n} times with {text} "
+                             f"(logged once at ERROR above)")
+        for stage, n in self._overflow.items():
+            lines.append(f"sst: {self.STAGES.get(stage, stage)} failed {n} more times with causes "
+                         f"past the first {self.max_causes} (logged at DEBUG)")
+        return lines
+
+    def log_summary(self, spider: Any = None, reason: str = "") -> None:
+        for line in self.summary():
+            logger.warning(line)
+
+
+def get_errors(crawler: Any) -> ErrorReporter:
+    """The crawl's shared :class:`ErrorReporter` (created on first use; its summary is
+    logged when the spider closes)."""
+    errors = getattr(crawler, "_sst_errors", None)
+    if errors is None:
+        errors = ErrorReporter(getattr(crawler, "stats", None))
+        crawler._sst_errors = errors
+        signals_ = getattr(crawler, "signals", None)
+        if signals_ is not None:
+            signals_.connect(errors.log_summary, signal=signals.spider_closed)
+    return errors
+
+
 class _SiteHold:
     """A site without a model yet: its sample pages and the items waiting for the model."""
 
@@ -104,6 +211,7 @@ class SSTSpiderMiddleware:
         self.crawler = crawler
         self.config = config
         self.store = get_store(crawler)
+        self.errors = get_errors(crawler)
         self._holds: dict[str, _SiteHold] = {}
         self._ready: collections.deque = collections.deque()
         self._held_items = 0
@@ -145,7 +253,7 @@ class SSTSpiderMiddleware:
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
         if self._pending():  # cannot happen unless the close hook could not be installed
             logger.error("sst: %d items were still held when the spider closed", self._pending())
-            self.store.inc("errors")
+            self.errors.count("held_at_close", self._pending())
         self.store.close()
 
     def _flush_failed(self, failure: Any) -> None:
@@ -192,32 +300,46 @@ class SSTSpiderMiddleware:
                 self._add_sample_page(hold, page)
                 self._enforce_bounds()
 
-        async for out in result:
-            if not _is_item(out):
+        try:
+            async for out in result:
+                if not _is_item(out):
+                    yield out
+                    continue
+                if page is None:
+                    self.store.inc("items_passed_non_html")
+                    self.store.bind(out, NON_HTML)  # the pipeline flags it "non_html"
+                    yield out
+                    continue
+                self.store.bind(out, page)
+                if hold is not None and self._holds.get(page.site) is hold:
+                    hold.items.append(out)
+                    self._held_items += 1
+                    self.store.inc("items_held")
+                    if self._held_items > self.config.max_held_items:  # a page with many items
+                        self._enforce_bounds()
+                        while self._ready:
+                            yield self._ready.popleft()
+                else:
+                    yield out
+        except Exception:
+            # the callback raised after yielding some items (Scrapy logs and counts the
+            # error itself, after the items yielded before it): the page is recorded and
+            # its items held like any other, so finish its bookkeeping as below (the fit it
+            # may have completed, the timeouts, the caps) and hand out what that releases
+            # before the exception goes on
+            async for out in self._after_page(page, hold):
                 yield out
-                continue
-            if page is None:
-                self.store.inc("items_passed_non_html")
-                yield out
-                continue
-            self.store.bind(out, page)
-            if hold is not None and self._holds.get(page.site) is hold:
-                hold.items.append(out)
-                self._held_items += 1
-                self.store.inc("items_held")
-                if self._held_items > self.config.max_held_items:  # a page with many items
-                    self._enforce_bounds()
-                    while self._ready:
-                        yield self._ready.popleft()
-            else:
-                yield out
+            raise
+        async for out in self._after_page(page, hold):
+            yield out
 
+    async def _after_page(self, page: Optional[PageRecord],
+                          hold: Optional[_SiteHold]) -> AsyncIterator[Any]:
+        """After a page's output: refine or fit its site, check timeouts and caps, and
+        yield the items that released."""
         if page is not None and hold is None:
             self._maybe_refine(page)
-        builds = []
-        if hold is not None and not hold.building and self._holds.get(hold.site) is hold \
-                and len(hold.pages) >= self.config.sample_pages:
-            builds.append(self._build(hold, reason="sample"))
+        builds = [self._start_sample_build(hold)] if hold is not None else []
         builds.extend(self._check_timeouts())
         self._enforce_bounds()
         for build in builds:
@@ -225,6 +347,13 @@ class SSTSpiderMiddleware:
                 await maybe_deferred_to_future(build)
         while self._ready:
             yield self._ready.popleft()
+
+    def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
+        """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
+        if not hold.building and self._holds.get(hold.site) is hold \
+                and len(hold.pages) >= self.config.sample_pages:
+            return self._build(hold, reason="sample")
+        return None
 
     # -- pages and holds ---------------------------------------------------------------------
     def _record_page(self, response: Response) -> Optional[PageRecord]:
@@ -348,9 +477,8 @@ class SSTSpiderMiddleware:
             waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
-        logger.error("sst: building the model of site %s from %d pages failed: %r; "
-                     "its pages get the page-level fallback", hold.site, n_pages, failure.value)
-        self.store.inc("errors")
+        self.errors.report("fit", failure.value, f"site {hold.site}, {n_pages} pages",
+                           "the site's pages get the page-level fallback")
         self._failed.add(hold.site)
         self._fit_ended(hold)
 
@@ -372,8 +500,8 @@ class SSTSpiderMiddleware:
         def done(result: Any) -> None:
             self._refining[page.site] -= 1
             if isinstance(result, Failure):
-                logger.warning("sst: refining the model of site %s failed: %s", page.site, result)
-                self.store.inc("errors")
+                self.errors.report("refine", result.value, f"site {page.site}, page {page.url}",
+                                   "the model stays as it was")
             else:
                 self.store.inc("pages_refined")
                 self.store.mark_dirty(page.site)
@@ -429,8 +557,7 @@ class SSTSpiderMiddleware:
                         elif result is not None:
                             await result
                 except Exception as exc:  # the scraper logs pipeline errors itself
-                    logger.error("sst: handing a held item to the scraper failed: %r", exc)
-                    self.store.inc("errors")
+                    self.errors.report("handover", exc)
         finally:
             self._direct_flush = False
         if closing:

@@ -9,6 +9,11 @@ Cleaning a page is CPU work (parse + one pass of the model), a few milliseconds 
 usual page but unbounded for a huge one, so it runs in the store's worker threads
 (``SST_THREADS``) and the reactor only awaits the result: downloads go on while pages
 are cleaned. Items of the same page share one cleaning.
+
+Every item leaves with its outcome in ``SST_STATUS_FIELD`` (``sst_status``): how its text
+was made, or why it has none. Nothing here drops an item: a failure is flagged, counted
+and logged once per cause (:class:`~sst_cleaner.middleware.ErrorReporter`), and the item
+passes on.
 """
 from __future__ import annotations
 
@@ -26,21 +31,65 @@ from .site_models import PageRecord
 
 logger = logging.getLogger(__name__)
 
+#: ``sst_status`` values: the item's text came from its site's model / from the method's
+#: page-level fallback (no site model: evicted, fit failed, too few pages); cleaning was
+#: cut short (``CleanResult.status``, see :mod:`sst_cleaner.limits`); cleaning raised or the
+#: fields could not be written (the item passes on uncleaned); no source page; the source
+#: response was not HTML.
+STATUS_CLEANED = "cleaned"
+STATUS_FALLBACK = "fallback"
+STATUS_OVER_BUDGET = "over_budget"
+STATUS_TRUNCATED = "truncated"
+STATUS_ERROR = "error"
+STATUS_NO_PAGE = "no_page"
+STATUS_NON_HTML = "non_html"
+STATUSES = (STATUS_CLEANED, STATUS_FALLBACK, STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_ERROR,
+            STATUS_NO_PAGE, STATUS_NON_HTML)
+
+STATUS_SETTING = "SST_STATUS_FIELD"
+DEFAULT_STATUS_FIELD = "sst_status"
+
+
+def status_field_setting(settings: Any) -> Optional[str]:
+    """``SST_STATUS_FIELD``: the field name, or None when set to None / "" (flag disabled).
+
+    Read here rather than in :mod:`sst_cleaner.settings` because an explicit ``None``
+    must mean "off" while an absent setting means the default.
+    """
+    present = STATUS_SETTING in settings if hasattr(settings, "__contains__") else False
+    if not present:
+        return DEFAULT_STATUS_FIELD
+    value = settings.get(STATUS_SETTING)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{STATUS_SETTING} must be a field name or None, got {value!r}")
+    return value.strip() or None
+
 
 class SSTPipeline:
     """Maps each item's page onto its site model and writes ``SST_TEXT_FIELD`` (and the
-    optional ``SST_SENTENCES_FIELD`` / ``SST_BLOCKS_FIELD``)."""
+    optional ``SST_SENTENCES_FIELD`` / ``SST_BLOCKS_FIELD``), and the outcome in
+    ``SST_STATUS_FIELD``."""
 
     def __init__(self, crawler: Any):
         config = load_config(crawler.settings)
         if not config.enabled:
             raise NotConfigured("SST_ENABLED is False")
-        from .middleware import get_store
+        try:
+            status_field = status_field_setting(crawler.settings)
+        except ValueError as exc:
+            raise ValueError(f"sst-cleaner: {exc}") from exc
+        from .middleware import NON_HTML, get_errors, get_store
 
         self.crawler = crawler
         self.config = config
+        self.status_field = status_field
         self.store = get_store(crawler)
+        self.errors = get_errors(crawler)
+        self._non_html = NON_HTML
         self._class_ok: dict[type, Optional[str]] = {}
+        self._status_ok: dict[type, bool] = {}
         self._out_fields = [f for f in (config.text_field, config.sentences_field, config.blocks_field) if f]
 
     @classmethod
@@ -71,13 +120,49 @@ class SSTPipeline:
         self._class_ok[cls] = message
         return message
 
+    def _takes_status(self, item: Any) -> bool:
+        """Whether the item's class has the status field (warned once per class if not).
+
+        A class without it still gets its text: the flag is an addition, so its absence
+        is a warning and a count (``sst/items_without_status_field``), not an error.
+        """
+        cls = type(item)
+        ok = self._status_ok.get(cls)
+        if ok is None:
+            names = ItemAdapter.get_field_names_from_class(cls)
+            ok = names is None or self.status_field in names
+            if not ok:
+                logger.warning("sst-cleaner: item class %s.%s has no %r field (SST_STATUS_FIELD), so "
+                               "its items are not flagged with their cleaning outcome; declare the "
+                               "field, or set SST_STATUS_FIELD = None to turn the flag off",
+                               cls.__module__, cls.__qualname__, self.status_field)
+            self._status_ok[cls] = ok
+        return ok
+
+    def _flag(self, item: Any, status: str) -> Any:
+        """Write ``status`` into the item's status field (when it has one); returns the item."""
+        self.store.inc(f"status/{status}")
+        if self.status_field is None:
+            return item
+        if not self._takes_status(item):
+            self.store.inc("items_without_status_field")
+            return item
+        try:
+            ItemAdapter(item)[self.status_field] = status
+        except Exception:  # e.g. a frozen dataclass; the write error is reported already
+            self.store.inc("items_without_status_field")
+        return item
+
     # -- the item --------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         page = self.store.page_for(item)
+        non_html = page is self._non_html
+        if non_html:
+            page = None
         if self._check_class(item) is not None:
             self.store.inc("items_missing_field")
-            self.store.inc("errors")
-            return item
+            self.errors.count("field")
+            return self._flag(item, STATUS_ERROR)
         adapter = ItemAdapter(item)
         cfg = self.config
         html = None
@@ -87,18 +172,16 @@ class SSTPipeline:
                 html = value
         if page is None and html is None:
             self.store.inc("items_without_page")
-            return item
+            return self._flag(item, STATUS_NON_HTML if non_html else STATUS_NO_PAGE)
         if html is not None:
             url = page.url if page is not None else _as_url(adapter.get(cfg.url_field) if cfg.url_field else None)
             page = PageRecord(url or "", html if isinstance(html, bytes) else html.encode("utf-8"),
                               None if isinstance(html, bytes) else "utf-8",
                               self.store.site_key(url) if url else "")
         try:
-            result = await self._clean(page)
-        except Exception as exc:
-            logger.error("sst: cleaning %s failed: %r; item passed on uncleaned", page.url, exc)
-            self.store.inc("errors")
-            return item
+            result, status = await self._clean(page)
+        except Exception:  # reported by _clean, once per page
+            return self._flag(item, STATUS_ERROR)
         try:
             adapter[cfg.text_field] = result.text
             if cfg.sentences_field:
@@ -106,17 +189,25 @@ class SSTPipeline:
             if cfg.blocks_field:
                 adapter[cfg.blocks_field] = [b.to_dict() for b in result.blocks if b.label == INFORMATIVE]
         except Exception as exc:  # e.g. a frozen dataclass: report, never lose the item
-            logger.error("sst: cannot write the clean text into %s item: %r", type(item).__name__, exc)
-            self.store.inc("errors")
-            return item
+            self.errors.report("write", exc, f"{type(item).__module__}.{type(item).__qualname__} item",
+                               "the item is passed on uncleaned")
+            return self._flag(item, STATUS_ERROR)
         self.store.inc("items_cleaned")
-        return item
+        return self._flag(item, status)
 
-    async def _clean(self, page: PageRecord) -> CleanResult:
-        """Clean ``page`` once (in a worker thread), sharing the result among its items."""
+    async def _clean(self, page: PageRecord) -> tuple[CleanResult, str]:
+        """Clean ``page`` once (in a worker thread), sharing the outcome among its items:
+        ``(result, status)``, or the exception for every item of the page.
+
+        A failure is kept on the page too: cleaning is deterministic, so the page's other
+        items (which may arrive later, e.g. one by one at an early close) would only fail
+        again, and be counted again.
+        """
         cached = page.clean_result
-        if isinstance(cached, CleanResult):
+        if isinstance(cached, tuple):
             return cached
+        if isinstance(cached, Exception):
+            raise cached
         if isinstance(cached, list):  # another item of this page is being cleaned: wait
             waiter: defer.Deferred = defer.Deferred()
             cached.append(waiter)
@@ -126,8 +217,10 @@ class SSTPipeline:
             model = self.store.fallback()
             self.store.inc("fallback_cleans")
             lock = self.store.lock("\0fallback")
+            status = STATUS_FALLBACK
         else:
             lock = self.store.lock(page.site)
+            status = STATUS_CLEANED
 
         def work() -> CleanResult:
             prepared = page.prepare()
@@ -139,14 +232,19 @@ class SSTPipeline:
         try:
             result = await maybe_deferred_to_future(self.store.run(work))
         except Exception as exc:
-            page.clean_result = None
+            page.clean_result = exc
+            self.errors.report("clean", exc, f"page {page.url}, {status} model",
+                               "its items are passed on uncleaned, flagged 'error'")
             for waiter in waiters:
                 waiter.errback(exc)
             raise
-        page.clean_result = result
+        if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED):
+            status = result.status
+        outcome = (result, status)
+        page.clean_result = outcome
         for waiter in waiters:
-            waiter.callback(result)
-        return result
+            waiter.callback(outcome)
+        return outcome
 
 
 def _as_url(value: Any) -> Optional[str]:

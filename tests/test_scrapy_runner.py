@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import zlib
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
@@ -40,6 +41,15 @@ class NoTextItem(scrapy.Item):
     url = scrapy.Field()
 
 
+class StatusItem(scrapy.Item):
+    """Declares the ``sst_status`` field (SST_STATUS_FIELD's default)."""
+
+    id = scrapy.Field()
+    url = scrapy.Field()
+    text = scrapy.Field()
+    sst_status = scrapy.Field()
+
+
 @dataclasses.dataclass
 class DataclassItem:
     id: str
@@ -64,6 +74,8 @@ def make_item(kind: str, item_id: str, url: str) -> Any:
         sentence = f"The field copy of {url.rsplit('/', 1)[-1]} was written by the spider itself."
         return {"id": item_id, "url": url, "expect": sentence,
                 "html": f"<html><body><div><p>{sentence}</p></div></body></html>"}
+    if kind == "status":
+        return StatusItem(id=item_id, url=url)
     if kind == "notext":
         return NoTextItem(id=item_id, url=url)
     if kind == "dataclass":
@@ -77,6 +89,61 @@ def section_key(url: str) -> str:
     """A site key per section of the demo site (SST_SITE_KEY as an import path)."""
     path = urlsplit(url).path
     return path.split("/")[2] if path.startswith("/section/") else "articles-" + str(len(path) % 3)
+
+
+# -- fault injection (tests/test_scrapy_faults.py) ------------------------------------------
+# Every fault is a pure function of the page URL, so a test can work out which items were
+# hit without looking at the crawl.
+
+class InjectedSpiderError(RuntimeError):
+    pass
+
+
+class InjectedCleanError(RuntimeError):
+    pass
+
+
+class InjectedFitError(RuntimeError):
+    pass
+
+
+def url_bucket(url: str, mod: int) -> int:
+    """A stable pseudo-random bucket of a URL's path (0 .. mod-1)."""
+    return zlib.crc32(urlsplit(url).path.encode("utf-8")) % mod
+
+
+def fault_site(url: str) -> str:
+    """SST_SITE_KEY of the fault tests: articles split into three "sites" a0, a1, a2 by
+    bucket; listings are one more site."""
+    path = urlsplit(url).path
+    return f"a{url_bucket(url, 3)}" if path.startswith("/article/") else "listing"
+
+
+def register_faulty_method() -> None:
+    """Register method "faulty" (CETD that raises on chosen pages and sites).
+
+    Registered only in the crawl's process, on demand, so the test process's list of
+    methods (which other tests iterate) never holds it.
+    """
+    from sst_cleaner.cetd import CETDMethod
+    from sst_cleaner.cleaner import register_method
+
+    @register_method("faulty")
+    class FaultyMethod(CETDMethod):
+        def __init__(self, fail_clean_mod: int = 0, fail_fit_sites: tuple = (), **params: Any):
+            super().__init__(**params)
+            self.fail_clean_mod = int(fail_clean_mod)
+            self.fail_fit_sites = frozenset(fail_fit_sites)
+
+        def fit(self, pages: list) -> None:
+            if any(fault_site(p.url or "") in self.fail_fit_sites for p in pages):
+                raise InjectedFitError("injected fit failure")
+            super().fit(pages)
+
+        def clean(self, page: Any) -> Any:
+            if self.fail_clean_mod and url_bucket(page.url or "", self.fail_clean_mod) == 1:
+                raise InjectedCleanError("injected clean failure")
+            return super().clean(page)
 
 
 class RecordPipeline:
@@ -129,6 +196,8 @@ class ProbeSpider(scrapy.Spider):
                 item_id = f"{path}#{kind}"
                 YIELDED.append(item_id)
                 yield make_item(kind, item_id, response.url)
+            if self.cfg.get("raise_mod") and url_bucket(response.url, self.cfg["raise_mod"]) == 0:
+                raise InjectedSpiderError("injected spider failure")
         for href in response.css("a::attr(href)").getall():
             link = urlsplit(response.urljoin(href)).path
             if link.startswith(("/section/", "/article/")) and self.pages < self.cfg.get("max_pages", 10**9):
@@ -158,6 +227,8 @@ def main(config_path: str) -> None:
     import importlib
 
     mod = importlib.import_module("test_scrapy_runner")  # the copy Scrapy's settings load
+    if cfg.get("faulty_method"):
+        mod.register_faulty_method()
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(mod.ProbeSpider)
     process.crawl(crawler, cfg=cfg)
