@@ -18,7 +18,8 @@ informative ones. When the crawl ends it logs, and stores in the crawl stats und
 Arguments (``-a name=value``): ``links`` = ``informative`` (default) or ``plain`` (Scrapy's
 ``LinkExtractor``, for comparison); ``seed`` (7), ``articles`` (60), ``per_listing`` (4:
 teasers per listing page, so sections have several pages and the crawl must follow
-pagination to reach every article); ``summary`` = a path where the figures are written
+pagination to reach every article); ``pagination`` (1; 0 = the informative extractor
+keeps no pagination links, for comparison); ``summary`` = a path where the figures are written
 as JSON (used by ``benchmarks/link_extraction.py`` and the tests).
 """
 from __future__ import annotations
@@ -41,12 +42,15 @@ class DemoLinksSpider(CrawlSpider):
     custom_settings = {"SST_METHOD": "wisdom"}
 
     def __init__(self, links: str = "informative", seed: int = 7, articles: int = 60,
-                 per_listing: int = 4, summary: Optional[str] = None, *args: Any, **kwargs: Any):
+                 per_listing: int = 4, summary: Optional[str] = None, pagination: str = "1",
+                 *args: Any, **kwargs: Any):
         if links not in ("informative", "plain"):
             raise ValueError(f"links must be 'informative' or 'plain', not {links!r}")
         self.mode = links
         # the rule is built before CrawlSpider.__init__, which compiles self.rules
-        self.extractor = InformativeLinkExtractor() if links == "informative" else LinkExtractor()
+        follow_pages = str(pagination).strip().lower() not in ("0", "false", "no", "off")
+        self.extractor = (InformativeLinkExtractor(pagination=follow_pages) if links == "informative"
+                          else LinkExtractor())
         self.rules = (Rule(self.extractor, callback="parse_page", follow=True,
                            process_links="note_links"),)
         super().__init__(*args, **kwargs)
@@ -110,6 +114,7 @@ class DemoLinksSpider(CrawlSpider):
         st = self.crawler.stats
         out = {
             "links": self.mode,
+            "pagination": getattr(self.extractor, "pagination", None),
             "links_followed": self.followed,
             "unique_links_followed": len(self.followed_urls),
             "followed_to_articles": self.followed_to_articles,
@@ -119,6 +124,7 @@ class DemoLinksSpider(CrawlSpider):
             "articles_reached": len(self.reached),
             "articles_total": len(self.articles),
             "all_articles_reached": self.reached == self.articles,
+            "articles_missed": sorted(self.articles - self.reached),
             "method": self.crawler.settings.get("SST_METHOD"),
         }
         ex = getattr(self.extractor, "stats", None)

@@ -1,0 +1,157 @@
+"""Issue 4: ``scrapy crawl demo_links`` (CrawlSpider + InformativeLinkExtractor) follows
+fewer links than the plain LinkExtractor and still reaches every article page; plus the
+pagination rule and the model lock of the extractor, worked out by hand."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from scrapy.http import HtmlResponse
+
+from sst_cleaner import SiteCleaner
+from sst_cleaner.linkextractor import InformativeLinkExtractor, is_pagination_link, same_series
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # any pytest import mode
+from test_wisdom import SITE  # noqa: E402  (the 3-page news site of the WISDOM tests)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- pagination ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("page, link", [
+    ("http://s.com/news/", "http://s.com/news/page/2/"),          # first page has no number
+    ("http://s.com/news/page/2/", "http://s.com/news/page/3/"),   # number changes
+    ("http://s.com/news/page/3/", "http://s.com/news/"),          # back to the first page
+    ("http://s.com/news", "http://s.com/news/2"),                 # number without a word
+    ("http://s.com/list?page=2&sort=new", "http://s.com/list?sort=new&page=3"),
+    ("http://s.com/list?sort=new", "http://s.com/list?sort=new&page=2"),
+])
+def test_pages_of_one_series(page, link):
+    assert same_series(page, link) and same_series(link, page)
+
+
+@pytest.mark.parametrize("page, link", [
+    ("http://s.com/news/", "http://t.com/news/page/2/"),          # other host
+    ("http://s.com/news/", "http://s.com/sport/page/2/"),         # other series
+    ("http://s.com/news/", "http://s.com/news/story-12.html"),    # an article, not a page
+    ("http://s.com/news/", "http://s.com/news/123456"),           # an id, too long for a page
+    ("http://s.com/news/", "http://s.com/news/a/b/2"),            # two words before the number
+    ("http://s.com/list?page=2", "http://s.com/list?page=2"),     # the page itself
+    ("http://s.com/list?page=2", "http://s.com/list?page=3&sort=x"),  # two parameters change
+    ("http://s.com/list?page=2", "http://s.com/list?page=next"),  # not a number
+])
+def test_not_pages_of_one_series(page, link):
+    assert not same_series(page, link)
+
+
+def test_pager_link_text_and_rel():
+    page = "http://s.com/news/"
+    assert is_pagination_link(page, "http://s.com/news/page/2/", "Older stories")
+    assert is_pagination_link(page, "http://s.com/news/page/2/", "2")
+    # a headline is not a pager's text, even where the URL could be a page
+    assert not is_pagination_link(page, "http://s.com/news/42", "Council approves the new harbour budget")
+    # rel="next" says so whatever the URL looks like
+    assert is_pagination_link(page, "http://s.com/archive?cursor=ab12", "More", rel="next")
+    assert not is_pagination_link(page, "http://s.com/archive?cursor=ab12", "More")
+    assert not is_pagination_link(page, page + "#top", "Top", rel="next")  # the page itself
+
+
+# -- the extractor on a hand-built page ---------------------------------------------------
+
+def test_pagination_kept_besides_link_blocks_menu_dropped():
+    model = SiteCleaner(method="wisdom").fit(SITE)
+    url, html = SITE[0]
+    # the same page with a pager: "Next" is template-like text, yet a page of the series
+    html = html.replace("<div id='foot'>", "<div class='pager'><a href='/a1?page=2'>Next</a></div>"
+                        "<div id='foot'>")
+    response = HtmlResponse(url=url, body=html.encode("utf-8"), encoding="utf-8")
+    on = InformativeLinkExtractor(models={"ex.com": model})
+    urls = [link.url for link in on.extract_links(response)]
+    assert urls == ["http://ex.com/a2", "http://ex.com/a3", "http://ex.com/a1?page=2"]
+    assert on.stats["kept_pagination"] == 1 and on.stats["kept_link_block"] == 2
+    assert on.stats["links_seen"] == 6 and on.stats["links_kept"] == 3
+    off = InformativeLinkExtractor(models={"ex.com": model}, pagination=False)
+    assert [link.url for link in off.extract_links(response)] == ["http://ex.com/a2", "http://ex.com/a3"]
+
+
+class _RecordingLock:
+    """A real lock that records that it was held while the model was used."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.entered = 0
+
+    def __enter__(self):
+        self._lock.acquire()
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
+class _Store:
+    def __init__(self, model):
+        self.model = model
+        self.locks = {}
+
+    def site_key(self, url):
+        return "ex"
+
+    def get(self, key):
+        return self.model
+
+    def lock(self, key):
+        return self.locks.setdefault(key, _RecordingLock())
+
+
+def test_model_used_under_the_store_lock():
+    store = _Store(SiteCleaner(method="wisdom").fit(SITE))
+    url, html = SITE[0]
+    lx = InformativeLinkExtractor(models=store)
+    lx.extract_links(HtmlResponse(url=url, body=html.encode("utf-8"), encoding="utf-8"))
+    assert store.locks["ex"].entered == 1
+
+
+# -- the real crawl -----------------------------------------------------------------------
+
+def _start_crawl(tmp: Path, links: str) -> tuple[subprocess.Popen, Path]:
+    out = tmp / f"summary-{links}.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "demo_links", "-a", f"links={links}",
+           "-a", "seed=11", "-a", "summary=" + str(out), "-s", "SST_SAMPLE_PAGES=10"]
+    proc = subprocess.Popen(cmd, cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    return proc, out
+
+
+def test_informative_crawl_follows_fewer_links_and_reaches_every_article(tmp_path):
+    # the two crawls are independent: run them together
+    runs = {links: _start_crawl(tmp_path, links) for links in ("plain", "informative")}
+    result, logs = {}, {}
+    for links, (proc, out) in runs.items():
+        _, logs[links] = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and out.exists(), logs[links][-3000:]
+        result[links] = json.loads(out.read_text(encoding="utf-8"))
+    plain, info = result["plain"], result["informative"]
+    assert info["method"] == "wisdom"
+    # the site is fully reachable, and both crawls reach all of it
+    assert plain["articles_total"] == info["articles_total"] == 60
+    assert plain["all_articles_reached"], plain["articles_missed"]
+    assert info["all_articles_reached"], info["articles_missed"]
+    # the model was used on most pages, and there it dropped most links
+    assert info["extractor_pages_with_model"] >= info["extractor_pages"] / 2
+    assert info["extractor_links_kept_with_model"] <= 0.5 * info["extractor_links_seen_with_model"]
+    # fewer links followed and fewer requests than the plain crawl
+    assert info["links_followed"] <= 0.75 * plain["links_followed"]
+    assert info["requests"] < plain["requests"]
+    # the links kept on pages with a model lead mostly to article pages
+    assert info["followed_with_model_to_articles"] >= 0.7 * info["followed_with_model"]
+    assert "60/60 article pages reached (all)" in logs["informative"]
+    assert "the plain LinkExtractor finds" in logs["informative"]
