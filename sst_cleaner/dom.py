@@ -15,9 +15,10 @@ flattens what is deeper than ``Limits.max_depth``.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Iterator, Optional, Union
 
-from lxml import etree, html as lxml_html
+from lxml import etree
 
 from .limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 
@@ -47,9 +48,28 @@ _PARSER_OPTIONS = dict(
     default_doctype=False,
     collect_ids=False,
 )
-_PARSER = lxml_html.HTMLParser(**_PARSER_OPTIONS)
-# only used again on a page that hit libxml2's depth limit of 256 (depth limit 2048)
-_DEEP_PARSER = lxml_html.HTMLParser(huge_tree=True, **_PARSER_OPTIONS)
+# Plain etree parsers (not lxml.html's): lxml.html looks up a Python element class for
+# every element touched, which cost ~15 ms on a typical page; nothing here needs it.
+# Parsers are per thread: an lxml parser (and its error log, read below) must not be
+# shared between threads, and Scrapy's pipeline cleans in worker threads.
+_LOCAL = threading.local()
+
+
+def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
+    got = getattr(_LOCAL, "parsers", None)
+    if got is None:
+        # the second one is only used again on a page that hit libxml2's depth limit of
+        # 256 (its limit is then 2048)
+        got = (etree.HTMLParser(**_PARSER_OPTIONS), etree.HTMLParser(huge_tree=True, **_PARSER_OPTIONS))
+        _LOCAL.parsers = got
+    return got
+
+
+def _fromstring(html: str, parser: etree.HTMLParser) -> etree._Element:
+    doc = etree.fromstring(html, parser)
+    if doc is None:
+        raise etree.ParserError("Document is empty")
+    return doc
 
 HtmlInput = Union[str, bytes]
 
@@ -132,9 +152,12 @@ def cap_nonstarter_runs(text: str) -> str:
     runs are capped where the text of a block is made; no script needs more than a few
     marks on one letter.
     """
+    if text.isascii():
+        return text
     bmp, full = _nonstarter_run_patterns()
-    pattern = full if max(text, default="\0") > "\uffff" else bmp
-    return pattern.sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
+    # astral characters take two UTF-16 units: a C-speed test (max() over a str is slow)
+    astral = len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
+    return (full if astral else bmp).sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
 
 
 class PreparedPage:
@@ -306,11 +329,11 @@ def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[st
         doc, deep, depth_lost = _parse_document(html)
         truncated = truncated or depth_lost
     if doc is None:
-        doc = lxml_html.document_fromstring("<html><body></body></html>", parser=_PARSER)
+        doc = _fromstring("<html><body></body></html>", _parsers()[0])
     title = ""
     title_el = doc.find(".//title")
     if title_el is not None:
-        title = normalize_space(title_el.text_content())
+        title = normalize_space("".join(title_el.itertext()))
     # invisible subtrees first (C-level), so that the caps count what a reader sees
     etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
     dropped = _cap_elements(doc, limits.max_elements)
@@ -342,17 +365,18 @@ def _parse_document(html: str) -> tuple[Optional[etree._Element], bool, bool]:
     (the tree may then be deeper than 256) and whether content was still lost to nesting
     deeper than 2048.
     """
+    parser, deep_parser = _parsers()
     try:
-        doc = lxml_html.document_fromstring(html, parser=_PARSER)
+        doc = _fromstring(html, parser)
     except (etree.ParserError, ValueError):
         return None, False, False
-    if not _hit_depth_limit(_PARSER):
+    if not _hit_depth_limit(parser):
         return doc, False, False
     try:
-        deep = lxml_html.document_fromstring(html, parser=_DEEP_PARSER)
+        deep = _fromstring(html, deep_parser)
     except (etree.ParserError, ValueError):
         return doc, False, True
-    return deep, True, _hit_depth_limit(_DEEP_PARSER)
+    return deep, True, _hit_depth_limit(deep_parser)
 
 
 def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
@@ -417,7 +441,7 @@ def clean_tree(doc: etree._Element) -> None:
             if any(h in compact for h in _HIDDEN_STYLES):
                 doomed.append(el)
                 continue
-        if attrib.get("aria-hidden") == "true" and not el.text_content().strip():
+        if attrib.get("aria-hidden") == "true" and not "".join(el.itertext()).strip():
             doomed.append(el)
     _drop_elements(doomed)
 

@@ -184,42 +184,53 @@ class TreeEnsemble:
         if tuple(spec["features"]) != tuple(names):
             raise ValueError("scorer was trained on other features than this version computes")
         self.baseline = float(spec["baseline"])
-        self.trees = []
+        trees = spec["trees"]
+        size = max((len(t["feature"]) for t in trees), default=1)
+        # all trees padded into [tree, node] arrays so a batch walks every tree at once
+        k = max(1, len(trees))
+        self.feature = np.zeros((k, size), dtype=np.int64)
+        self.threshold = np.zeros((k, size))
+        self.left = np.zeros((k, size), dtype=np.int64)
+        self.right = np.zeros((k, size), dtype=np.int64)
+        self.leaf = np.ones((k, size), dtype=bool)
+        self.value = np.zeros((k, size))
         depth = 1
-        for t in spec["trees"]:
+        for i, t in enumerate(trees):
             arrs = (np.asarray(t["feature"], dtype=np.int64), np.asarray(t["threshold"], dtype=float),
                     np.asarray(t["left"], dtype=np.int64), np.asarray(t["right"], dtype=np.int64),
                     np.asarray(t["leaf"], dtype=bool), np.asarray(t["value"], dtype=float))
             n = len(arrs[0])
-            if not all(len(a) == n for a in arrs) or n == 0:
+            if not all(a.ndim == 1 and len(a) == n for a in arrs) or n == 0:
                 raise ValueError("malformed tree")
             if (arrs[0] < 0).any() or (arrs[0] >= len(names)).any():
                 raise ValueError("tree feature index out of range")
             for a in (arrs[2], arrs[3]):
                 if ((a < 0) | (a >= n)).any():
                     raise ValueError("tree child index out of range")
-            self.trees.append(arrs)
+            self.feature[i, :n], self.threshold[i, :n], self.left[i, :n] = arrs[0], arrs[1], arrs[2]
+            self.right[i, :n], self.leaf[i, :n], self.value[i, :n] = arrs[3], arrs[4], arrs[5]
             depth = max(depth, int(t.get("depth", n)))
-        self.max_depth = depth
+        self.max_depth = min(depth, size)
 
-    def predict(self, X) -> "list[float]":
+    def predict(self, X):
+        """Probability for each row of ``X`` (rows = sentences, columns = FEATURE_NAMES)."""
         import numpy as np
 
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or not len(X):
             return np.zeros(0)
-        rows = np.arange(len(X))
-        z = np.full(len(X), self.baseline)
-        for feat, thr, left, right, leaf, value in self.trees:
-            idx = np.zeros(len(X), dtype=np.int64)
-            for _ in range(self.max_depth + 1):
-                live = ~leaf[idx]
-                if not live.any():
-                    break
-                go_left = X[rows, feat[idx]] <= thr[idx]
-                nxt = np.where(go_left, left[idx], right[idx])
-                idx = np.where(live, nxt, idx)
-            z += value[idx]
+        n_trees = self.feature.shape[0]
+        tree_ix = np.arange(n_trees)[None, :]
+        row_ix = np.arange(len(X))[:, None]
+        idx = np.zeros((len(X), n_trees), dtype=np.int64)
+        for _ in range(self.max_depth + 1):
+            live = ~self.leaf[tree_ix, idx]
+            if not live.any():
+                break
+            go_left = X[row_ix, self.feature[tree_ix, idx]] <= self.threshold[tree_ix, idx]
+            nxt = np.where(go_left, self.left[tree_ix, idx], self.right[tree_ix, idx])
+            idx = np.where(live, nxt, idx)
+        z = self.baseline + self.value[tree_ix, idx].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-z))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -61,9 +62,15 @@ def style_label(el: etree._Element) -> str:
     attrib = el.attrib
     if not attrib:
         return el.tag
-    parts = [el.tag]
-    for name in STYLE_ATTRS:
-        v = attrib.get(name)
+    raw = tuple(attrib.get(name) for name in STYLE_ATTRS)
+    return _style_label(el.tag, raw)
+
+
+@lru_cache(maxsize=50_000)
+def _style_label(tag: str, raw: tuple) -> str:
+    # pages of a site repeat the same few hundred attribute sets: normalise each once
+    parts = [tag]
+    for name, v in zip(STYLE_ATTRS, raw):
         if v:
             parts.append(f"{name}={_norm_attr_value(v)[:80]}")
     return "|".join(parts)
@@ -124,9 +131,14 @@ def class_hints(el: etree._Element) -> int:
     attrib = el.attrib
     if not attrib:
         return 0
-    val = ((attrib.get("class") or "") + " " + (attrib.get("id") or "")).lower()
-    if not val.strip():
+    cls, ident = attrib.get("class"), attrib.get("id")
+    if not cls and not ident:
         return 0
+    return _hints_of(f"{cls or ''} {ident or ''}".lower())
+
+
+@lru_cache(maxsize=50_000)
+def _hints_of(val: str) -> int:
     bits = 0
     for bit, names in _HINT_WORDS:
         for n in names:
