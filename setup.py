@@ -21,7 +21,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "hypothesis>=6"],
-        "bench": ["trafilatura"],
+        "bench": ["trafilatura", "lxml_html_clean", "scikit-learn"],
     },
     entry_points={"console_scripts": ["sst-cleaner=sst_cleaner.cli:main"]},
 )

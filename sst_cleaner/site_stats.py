@@ -33,7 +33,7 @@ from lxml import etree
 
 from .dom import PreparedPage
 from .segment import TextBlock, text_blocks
-from .text import STOP_WORDS, features, split_sentences, words
+from .text import STOP_WORDS, features_from_words, split_sentences, words
 
 #: attributes that carry a node's style on today's web, plus the old presentational ones
 STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
@@ -82,8 +82,11 @@ def _digest(text: str) -> str:
 
 def sentence_hash(sentence: str) -> str:
     """Sentences that differ only in case, punctuation, spacing or numbers are the same."""
-    toks = ["#" if t.isdigit() else t for t in words(sentence)]
-    return _digest(" ".join(toks))
+    return _words_hash(words(sentence))
+
+
+def _words_hash(tokens: list[str]) -> str:
+    return _digest(" ".join(["#" if t.isdigit() else t for t in tokens]))
 
 
 @dataclass
@@ -148,39 +151,65 @@ def _hints_of(val: str) -> int:
     return bits
 
 
+_CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
+                           "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol"))
+
+
 def analyse_page(page: PreparedPage) -> PageAnalysis:
     """Cut a page into blocks and sentences and give each block its style-path key."""
     root = page.root
     # BODY's own attributes are left out: CMSs put the post slug, author and category
     # there, which would make every page a style of its own
-    keys: dict[etree._Element, tuple[str, int]] = {root: ("body", 0)}
+    # style paths are interned: (parent path, label) -> path id; a path's digest is made
+    # only for the paths that hold a text block
+    path_of: dict[etree._Element, int] = {root: 0}
+    entries: list[tuple[int, str]] = [(-1, "body")]
+    intern: dict[tuple[int, str], int] = {}
+    depth_of: dict[etree._Element, int] = {root: 0}
     ctx: dict[etree._Element, tuple] = {root: ()}
     hints: dict[etree._Element, int] = {root: class_hints(root)}
     for el in root.iter():
         if el is root or not isinstance(el.tag, str):
             continue
         parent = el.getparent()
-        pkey, pdepth = keys.get(parent, ("?", 0))
-        keys[el] = (_digest(pkey + "/" + style_label(el)), pdepth + 1)
+        pair = (path_of.get(parent, 0), style_label(el))
+        pid = intern.get(pair)
+        if pid is None:
+            pid = intern[pair] = len(entries)
+            entries.append(pair)
+        path_of[el] = pid
+        depth_of[el] = depth_of.get(parent, 0) + 1
         pctx = ctx.get(parent, ())
-        if el.tag in ("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
-                      "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol"):
+        if el.tag in _CONTEXT_TAGS:
             pctx = pctx + (el.tag,)
         ctx[el] = pctx
         hints[el] = hints.get(parent, 0) | class_hints(el)
+    digests: dict[int, str] = {}
+
+    def key_of(pid: int) -> str:
+        d = digests.get(pid)
+        if d is None:
+            labels = []
+            i = pid
+            while i >= 0:
+                i, label = entries[i]
+                labels.append(label)
+            d = digests[pid] = _digest("/".join(reversed(labels)))
+        return d
+
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
     for blk in text_blocks(root):
-        key, depth = keys.get(blk.element, ("?", 0))
-        info = BlockInfo(blk, key, blk.element.tag, depth, ancestors=ctx.get(blk.element, ()),
-                         hints=hints.get(blk.element, 0))
+        el = blk.element
+        info = BlockInfo(blk, key_of(path_of.get(el, 0)), el.tag, depth_of.get(el, 0),
+                         ancestors=ctx.get(el, ()), hints=hints.get(el, 0))
         for s in split_sentences(blk.text):
             ws = words(s)
             if not ws:
                 continue
-            h = sentence_hash(s)
+            h = _words_hash(ws)
             stop = sum(1 for w in ws if w in STOP_WORDS) / len(ws)
-            info.sentences.append(SentenceInfo(s, h, features(s), len(ws), stop))
+            info.sentences.append(SentenceInfo(s, h, features_from_words(ws), len(ws), stop))
             all_hashes.append(h)
         if info.sentences:
             infos.append(info)

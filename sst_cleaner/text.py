@@ -101,8 +101,13 @@ def _cjk_bigrams(token: str) -> list[str]:
 
 def features(text: str) -> list[str]:
     """Keywords of a text: stop words and pure numbers out, stemmed, CJK as bigrams."""
+    return features_from_words(words(text))
+
+
+def features_from_words(tokens: list[str]) -> list[str]:
+    """``features`` for text already cut into :func:`words`."""
     out: list[str] = []
-    for tok in words(text):
+    for tok in tokens:
         if not tok.isascii() and any(is_cjk(c) for c in tok):
             out.extend(_cjk_bigrams(tok))
             continue
@@ -119,12 +124,17 @@ _CJK_ENDERS = frozenset("。！？")
 _CLOSERS = frozenset("\"')]}»”’")
 
 
+_ENDER_RE = re.compile(r"[.!?\u3002\uff01\uff1f]")  # one character class: linear
+
+
 def split_sentences(text: str) -> list[str]:
     """Split a block of text into sentences.
 
     A sentence ends at ``.``/``!``/``?`` (optionally followed by closing quotes or
     brackets) before whitespace and a capital/digit/quote, or at a CJK full stop. Short
-    abbreviations ("Mr.", "U.S.", single letters) do not end sentences.
+    abbreviations ("Mr.", "U.S.", single letters) do not end sentences. Only the
+    candidate end characters are visited (found by a one-class regex), so long blocks
+    cost little Python work.
     """
     text = text.strip()
     if not text:
@@ -132,8 +142,11 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     n = len(text)
-    i = 0
-    while i < n:
+    resume = 0  # candidates before this index were consumed by a previous step
+    for m in _ENDER_RE.finditer(text):
+        i = m.start()
+        if i < resume:
+            continue
         ch = text[i]
         if ch in _CJK_ENDERS:
             j = i + 1
@@ -142,35 +155,32 @@ def split_sentences(text: str) -> list[str]:
             seg = text[start:j].strip()
             if seg:
                 out.append(seg)
-            start = j
-            i = j
+            start = resume = j
             continue
-        if ch in _ENDERS:
-            j = i + 1
-            while j < n and (text[j] in _ENDERS or text[j] in _CLOSERS):
-                j += 1
-            if j < n and text[j].isspace():
-                k = j
-                while k < n and text[k].isspace():
-                    k += 1
-                nxt = text[k] if k < n else ""
-                # the word before the period: abbreviations do not end sentences
-                w = i - 1
-                while w >= start and not text[w].isspace():
-                    w -= 1
-                prev_word = text[w + 1:i]
-                abbrev = ch == "." and (len(prev_word) <= 1 or prev_word.lower() in _ABBREVIATIONS
-                                        or "." in prev_word)
-                if nxt and (nxt.isupper() or nxt.isdigit() or nxt in "\"'“‘(¿¡" or is_cjk(nxt)) and not abbrev:
-                    seg = text[start:j].strip()
-                    if seg:
-                        out.append(seg)
-                    start = k
-                    i = k
-                    continue
-            i = j
-            continue
-        i += 1
+        j = i + 1
+        while j < n and (text[j] in _ENDERS or text[j] in _CLOSERS):
+            j += 1
+        resume = j
+        if j < n and text[j].isspace():
+            k = j
+            while k < n and text[k].isspace():
+                k += 1
+            nxt = text[k] if k < n else ""
+            # the word before the period: abbreviations do not end sentences
+            # (looked for at most 40 characters back: a longer "word" is no abbreviation,
+            # and an unbounded look-back would make a run of dots quadratic)
+            w = i - 1
+            lim = max(start, i - 40)
+            while w >= lim and not text[w].isspace():
+                w -= 1
+            prev_word = text[w + 1:i]
+            abbrev = ch == "." and (len(prev_word) <= 1 or prev_word.lower() in _ABBREVIATIONS
+                                    or "." in prev_word)
+            if nxt and (nxt.isupper() or nxt.isdigit() or nxt in "\"'\u201c\u2018(\u00bf\u00a1" or is_cjk(nxt)) and not abbrev:
+                seg = text[start:j].strip()
+                if seg:
+                    out.append(seg)
+                start = resume = k
     tail = text[start:].strip()
     if tail:
         out.append(tail)
