@@ -43,6 +43,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
+from .dom import parse_html
 from .settings import load_config
 from .site_models import PageRecord, SiteModelStore, build_model
 
@@ -493,7 +494,7 @@ class SSTSpiderMiddleware:
         lock = self.store.lock(page.site)
 
         def refine() -> None:
-            prepared = page.prepare()
+            prepared = parse_html(page.body, url=page.url, encoding=page.encoding, limits=model.limits)
             with lock:
                 model.partial_fit(prepared)
 

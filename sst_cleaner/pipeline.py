@@ -25,6 +25,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
+from .dom import parse_html
 from .result import INFORMATIVE, CleanResult
 from .settings import load_config
 from .site_models import PageRecord
@@ -220,10 +221,13 @@ class SSTPipeline:
             status = STATUS_FALLBACK
         else:
             lock = self.store.lock(page.site)
-            status = STATUS_CLEANED
+            # a fit that overran its budget left the model unfitted: page-level cleaning
+            status = STATUS_FALLBACK if getattr(model, "fit_status", "ok") == "over_budget" else STATUS_CLEANED
 
         def work() -> CleanResult:
-            prepared = page.prepare()
+            # parsed within the model's limits (SST_PARAMS may set them), not the defaults
+            prepared = parse_html(page.body, url=page.url, encoding=page.encoding,
+                                  limits=getattr(model, "limits", None))
             with lock:
                 return model.clean(prepared)
 

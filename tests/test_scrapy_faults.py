@@ -43,6 +43,15 @@ CRAWLS = {
 }
 
 
+#: crawls without faults where every page hits a limit (sst_cleaner/limits.py), set
+#: through SST_PARAMS: a tag cap of half the tags of the smallest page, a time budget spent
+#: by parsing
+LIMIT_CRAWLS = {
+    "truncated": {"max_tags": 100},
+    "over_budget": {"page_time_budget": 1e-9},
+}
+
+
 def _sample_between_sites(site) -> int:
     """A sample size only the largest article site reaches (so, at the item count, the
     others are still holding), worked out from the demo site's pages."""
@@ -72,10 +81,14 @@ def _crawl(workdir: Path, name: str, url: str, extra: dict) -> dict:
 @pytest.fixture(scope="module")
 def crawls(demo_server, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("fault-crawls")
-    with ThreadPoolExecutor(max_workers=len(CRAWLS)) as pool:
+    with ThreadPoolExecutor(max_workers=len(CRAWLS) + len(LIMIT_CRAWLS)) as pool:
         extra = {"itemcount": {"SST_SAMPLE_PAGES": _sample_between_sites(demo_server.site)}}
         futures = {name: pool.submit(_crawl, workdir, name, demo_server.url, extra.get(name, {}))
                    for name in CRAWLS}
+        for name, params in LIMIT_CRAWLS.items():
+            futures[name] = pool.submit(crawl_in_subprocess, workdir, f"limits-{name}", url=demo_server.url,
+                                        kinds=["dict"], max_pages=6,
+                                        settings={"SST_METHOD": "cetd", "SST_PARAMS": params})
         yield futures
         for future in futures.values():
             future.cancel()
@@ -196,6 +209,16 @@ def test_faults_sigint_while_items_held(crawls):
     assert _sst(result, "items_flushed_at_close") > 0
     # the held sites are fitted at the close with the pages they have: the failing ones fail
     assert _sst(result, "errors/fit") <= len(FIT_FAIL_SITES)
+
+
+@pytest.mark.parametrize("status", sorted(LIMIT_CRAWLS))
+def test_limit_statuses(crawls, status):
+    result = crawls[status].result()
+    yielded = collections.Counter(result["yielded"])
+    assert yielded and yielded == collections.Counter(r["id"] for r in result["received"])
+    # every item flagged with the limit, and still given text (the cut page / the whole page)
+    assert result["stats"].get(f"sst/status/{status}", 0) == len(yielded)
+    assert all(r["text"] for r in result["received"])
 
 
 # -- units: no crawl --------------------------------------------------------------------------
