@@ -146,7 +146,7 @@ class DemoLinksSpider(CrawlSpider):
             if isinstance(value, (int, float, bool)):
                 stats.set_value(f"demo_links/{key}", round(value, 4) if isinstance(value, float) else value)
         share = lambda n, d: 100.0 * n / d if d else 0.0  # noqa: E731
-        if self.mode == "informative":
+        if "extractor_links_kept" in s:  # the informative extractor counts what it did
             self.logger.info(
                 "demo_links: the plain LinkExtractor finds %d links on these pages, the informative "
                 "one keeps %d (%.1f%%); on the %d pages whose site had a model it keeps %d of %d "
