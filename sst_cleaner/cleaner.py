@@ -153,6 +153,13 @@ class SiteCleaner:
             self.build_seconds += time.monotonic() - start
         return self
 
+    def tune(self, labeled_pages: Iterable[tuple]) -> Any:
+        """Tune the method's thresholds on ``(page, gold_text)`` pairs of this site, for
+        methods that learn from labels (``method="sentences"``: T per SST node)."""
+        if not hasattr(self._impl, "tune"):
+            raise TypeError(f"method {self.method!r} has nothing to tune")
+        return self._impl.tune(list(labeled_pages))
+
     @property
     def n_pages(self) -> int:
         """Number of pages the model has learnt from."""
