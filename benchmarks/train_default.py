@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from sst_cleaner.dom import parse_html  # noqa: E402
 from sst_cleaner.hybrid import FEATURE_NAMES, cetd_region, sentence_features  # noqa: E402
+from sst_cleaner.sentences import gold_share  # noqa: E402
 from sst_cleaner.site_stats import SiteStats, analyse_page  # noqa: E402
 from sst_cleaner.text import words  # noqa: E402
 
@@ -78,7 +79,7 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
                 joined = " " + " ".join(gseq) + " "
                 for b, s, f in sentence_features(view, pa, region):
                     toks = words(s.text)
-                    frac = sentence_label(toks, tri, joined)
+                    frac = gold_share(toks, tri, joined)
                     X.append(f)
                     y.append(frac)
                     w.append(len(toks))
@@ -88,16 +89,6 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
             print(f"  {corpus}/{site}: {len(analyses)} pages", file=sys.stderr)
     return (np.array(X, dtype=float), np.array(y), np.array(w, dtype=float), page_ids, groups, ntok,
             gold_tokens, corpus_of)
-
-
-def sentence_label(toks: list[str], gold_trigrams: set, gold_joined: str) -> float:
-    """Share of the sentence's token trigrams found in the gold (short sentences: exact
-    token-sequence match). Token-set overlap is useless here: comments and navigation
-    share most of their words with the article."""
-    if len(toks) >= 3:
-        grams = list(zip(toks, toks[1:], toks[2:]))
-        return sum(1 for g in grams if g in gold_trigrams) / len(grams)
-    return 1.0 if (" " + " ".join(toks) + " ") in gold_joined else 0.0
 
 
 def page_f1(pred_mask, page_ids, ntok, gold_tokens):

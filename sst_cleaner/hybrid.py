@@ -23,7 +23,7 @@ from typing import Optional
 
 from .dom import PreparedPage
 from .result import INFORMATIVE, NOISE, Block, CleanResult
-from .site_stats import BlockInfo, PageAnalysis, PageView, SentenceInfo, SiteStats, analyse_page
+from .site_stats import BlockInfo, PageAnalysis, PageView, SentenceInfo, SiteStats, SiteStatsModel, analyse_page
 from .cleaner import register_method
 
 FEATURE_NAMES = (
@@ -257,7 +257,7 @@ def load_scorer(path: Optional[str] = None) -> "TreeEnsemble":
 
 
 @register_method("default")
-class HybridMethod:
+class HybridMethod(SiteStatsModel):
     """Site evidence + page evidence, decided per sentence by the learnt scorer.
 
     Parameters: ``threshold`` (probability above which a sentence is kept, 0.5),
@@ -270,18 +270,6 @@ class HybridMethod:
         self.scorer = scorer
         self.stats = SiteStats()
         self._scorer = load_scorer(scorer)
-
-    @property
-    def n_pages(self) -> int:
-        return self.stats.n_pages
-
-    def fit(self, pages: list[PreparedPage]) -> None:
-        self.stats = SiteStats()
-        for p in pages:
-            self.stats.add(analyse_page(p))
-
-    def partial_fit(self, page: PreparedPage) -> None:
-        self.stats.add(analyse_page(page))
 
     def score_page(self, page: PreparedPage):
         """(analysis, rows, probabilities): every sentence of the page with its score."""

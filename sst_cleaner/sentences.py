@@ -15,19 +15,21 @@ corpora, portal and sites-dev; regular documentation sites prefer 0.9).
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable
 
 from .cleaner import _as_page, register_method
 from .dom import PreparedPage
 from .result import INFORMATIVE, NOISE, Block, CleanResult
-from .site_stats import SiteStats, analyse_page
+from .site_stats import SiteStats, SiteStatsModel, analyse_page
 from .text import words
 
 GRID = tuple(round(0.1 * i, 1) for i in range(11))
 
 
-def _label_share(tokens: list[str], gold_trigrams: set, gold_joined: str) -> float:
-    """Share of the sentence's token trigrams in the gold (exact match if shorter)."""
+def gold_share(tokens: list[str], gold_trigrams: set, gold_joined: str) -> float:
+    """Share of the sentence's token trigrams found in the gold (short sentences: exact
+    token-sequence match). Token-set overlap would not do: comments and navigation share
+    most of their words with the article."""
     if len(tokens) >= 3:
         grams = list(zip(tokens, tokens[1:], tokens[2:]))
         return sum(1 for g in grams if g in gold_trigrams) / len(grams)
@@ -35,7 +37,7 @@ def _label_share(tokens: list[str], gold_trigrams: set, gold_joined: str) -> flo
 
 
 @register_method("sentences")
-class SentencesMethod:
+class SentencesMethod(SiteStatsModel):
     """Parameters: ``threshold`` (the T of nodes without a tuned value, 0.5)."""
 
     def __init__(self, threshold: float = 0.5):
@@ -43,18 +45,6 @@ class SentencesMethod:
         self.stats = SiteStats()
         #: node key -> tuned T
         self.node_thresholds: dict[str, float] = {}
-
-    @property
-    def n_pages(self) -> int:
-        return self.stats.n_pages
-
-    def fit(self, pages: list[PreparedPage]) -> None:
-        self.stats = SiteStats()
-        for p in pages:
-            self.stats.add(analyse_page(p))
-
-    def partial_fit(self, page: PreparedPage) -> None:
-        self.stats.add(analyse_page(page))
 
     def _scored(self, page: PreparedPage):
         pa = analyse_page(page)
@@ -92,7 +82,7 @@ class SentencesMethod:
                 rows = per_node.setdefault(b.key, [])
                 for s, e in scored:
                     toks = words(s.text)
-                    rows.append((e, len(toks), _label_share(toks, tri, joined) >= 0.5))
+                    rows.append((e, len(toks), gold_share(toks, tri, joined) >= 0.5))
         for key, rows in per_node.items():
             best_t, best_f = self.threshold, -1.0
             for t in GRID:

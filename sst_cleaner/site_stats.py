@@ -27,34 +27,16 @@ import hashlib
 import math
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
 
 from lxml import etree
 
 from .dom import PreparedPage
 from .segment import TextBlock, text_blocks
+from .style_tree import normalise_attr_value
 from .text import STOP_WORDS, features_from_words, split_sentences, words
 
 #: attributes that carry a node's style on today's web, plus the old presentational ones
 STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
-
-
-def _norm_attr_value(value: str) -> str:
-    # case, token order and digit runs ("post-12345" -> "post-#") do not change a style
-    out = []
-    for tok in value.lower().split():
-        buf = []
-        in_digits = False
-        for ch in tok:
-            if ch.isdigit():
-                if not in_digits:
-                    buf.append("#")
-                in_digits = True
-            else:
-                buf.append(ch)
-                in_digits = False
-        out.append("".join(buf))
-    return " ".join(sorted(set(out)))
 
 
 def style_label(el: etree._Element) -> str:
@@ -72,7 +54,7 @@ def _style_label(tag: str, raw: tuple) -> str:
     parts = [tag]
     for name, v in zip(STYLE_ATTRS, raw):
         if v:
-            parts.append(f"{name}={_norm_attr_value(v)[:80]}")
+            parts.append(f"{name}={normalise_attr_value(v)[:80]}")
     return "|".join(parts)
 
 
@@ -313,6 +295,24 @@ class SiteStats:
         obj.node_feat = {str(k): {str(f): [float(v[0]), float(v[1])] for f, v in d.items()}
                          for k, d in state["node_feat"].items()}
         return obj
+
+
+class SiteStatsModel:
+    """What every method built on :class:`SiteStats` shares: learning is adding pages."""
+
+    stats: SiteStats
+
+    @property
+    def n_pages(self) -> int:
+        return self.stats.n_pages
+
+    def fit(self, pages: list[PreparedPage]) -> None:
+        self.stats = SiteStats()
+        for p in pages:
+            self.stats.add(analyse_page(p))
+
+    def partial_fit(self, page: PreparedPage) -> None:
+        self.stats.add(analyse_page(page))
 
 
 class PageView:

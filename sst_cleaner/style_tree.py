@@ -80,6 +80,11 @@ _MAX_LCS_CELLS = 60_000
 _norm_cache: dict[str, str] = {}
 
 
+def normalise_attr_value(value: str) -> str:
+    """Public name of the (TAG, Attr) value normaliser, shared with ``site_stats``."""
+    return _norm_value(value)
+
+
 def _norm_value(value: str) -> str:
     """Lower-case, split into tokens, digit runs -> ``#``, sorted unique tokens."""
     hit = _norm_cache.get(value)
