@@ -133,6 +133,23 @@ def _hints_of(val: str) -> int:
     return bits
 
 
+@lru_cache(maxsize=20_000)
+def block_sentences(text: str) -> tuple[SentenceInfo, ...]:
+    """The sentences of a block's text with their words, hash and features.
+
+    Cached on the text: a site's template blocks (menus, footers, banners) come back on
+    every page, and this is the costliest per-block step. SentenceInfo is never mutated.
+    """
+    out = []
+    for s in split_sentences(text):
+        ws = words(s)
+        if not ws:
+            continue
+        stop = sum(1 for w in ws if w in STOP_WORDS) / len(ws)
+        out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
+    return tuple(out)
+
+
 _CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
                            "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol"))
 
@@ -185,14 +202,8 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         el = blk.element
         info = BlockInfo(blk, key_of(path_of.get(el, 0)), el.tag, depth_of.get(el, 0),
                          ancestors=ctx.get(el, ()), hints=hints.get(el, 0))
-        for s in split_sentences(blk.text):
-            ws = words(s)
-            if not ws:
-                continue
-            h = _words_hash(ws)
-            stop = sum(1 for w in ws if w in STOP_WORDS) / len(ws)
-            info.sentences.append(SentenceInfo(s, h, features_from_words(ws), len(ws), stop))
-            all_hashes.append(h)
+        info.sentences = list(block_sentences(blk.text))
+        all_hashes.extend(s.hash for s in info.sentences)
         if info.sentences:
             infos.append(info)
     fp = _digest(" ".join(all_hashes))
