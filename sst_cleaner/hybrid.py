@@ -61,7 +61,9 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
     nb = max(1, len(pa.blocks) - 1)
     n_other = view.n_other if view is not None else 0
     # per block: chars, template chars (sentences on >= 2 other pages), link chars;
-    # summed into every ancestor so each container knows what it holds
+    # summed into every ancestor so each container knows what it holds. Summed in one
+    # pass children-before-parents (reverse document order), so the cost is linear in
+    # the elements however deep the page is.
     agg: dict = {}
     btmpl: list[float] = []
     total = tmpl_total = 0
@@ -75,16 +77,21 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
         btmpl.append(t / max(1, n))
         total += n
         tmpl_total += t
-        el = blk.element
-        while el is not None:
-            a = agg.get(el)
-            if a is None:
-                agg[el] = [n, t, blk.link_chars]
-            else:
-                a[0] += n
-                a[1] += t
-                a[2] += blk.link_chars
-            el = el.getparent()
+        agg[blk.element] = [n, t, blk.link_chars]
+    for el in reversed(list(pa.page.root.iter())):
+        a = agg.get(el)
+        if a is None:
+            continue
+        parent = el.getparent()
+        if parent is None:
+            continue
+        pa_ = agg.get(parent)
+        if pa_ is None:
+            agg[parent] = list(a)
+        else:
+            pa_[0] += a[0]
+            pa_[1] += a[1]
+            pa_[2] += a[2]
     page_tmpl = tmpl_total / max(1, total)
 
     def up(el, k):
