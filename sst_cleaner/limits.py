@@ -150,7 +150,13 @@ class _Watchdog:
     """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        # The working threads take the raw C lock (``with self._lock``), never the
+        # Condition's Python-level __enter__/__exit__: an interrupt delivered inside a
+        # Python frame of Condition.__exit__ would leave the lock held (seen: a thread
+        # spinning in Condition.__exit__ and the watchdog blocked). A C lock's with-block
+        # always releases, whatever is raised inside it.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap: list[tuple[float, int]] = []
         self._entries: dict[int, list] = {}  # token -> [deadline, thread_id, fired]
         self._tokens = itertools.count()
@@ -160,7 +166,7 @@ class _Watchdog:
         """Start a deadline for the calling thread; returns (token, entry), where
         ``entry[2]`` tells whether it fired."""
         deadline = time.monotonic() + seconds
-        with self._cond:
+        with self._lock:
             token = next(self._tokens)
             entry = [deadline, threading.get_ident(), False]
             self._entries[token] = entry
@@ -172,8 +178,12 @@ class _Watchdog:
         return token, entry
 
     def disarm(self, token: int) -> None:
-        """Forget ``token``; if it fired, clear its exception in case it is still pending."""
-        with self._cond:
+        """Forget ``token``; if it fired, clear its exception in case it is still pending.
+
+        The interrupt may be delivered inside this very call (before the clear): it then
+        propagates to ``run_with_budget``, which disarms again; the lock is released
+        either way."""
+        with self._lock:
             entry = self._entries.pop(token, None)
             if entry is not None and entry[2]:
                 _set_async_exc(entry[1], None)
