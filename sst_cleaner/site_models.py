@@ -151,10 +151,11 @@ class PageRecord:
     def size(self) -> int:
         return len(self.body)
 
-    def prepare(self):
+    def prepare(self, limits=None):
+        """The page parsed within ``limits`` (a cleaner's ``Limits``; the defaults if None)."""
         from .dom import parse_html
 
-        return parse_html(self.body, url=self.url, encoding=self.encoding)
+        return parse_html(self.body, url=self.url, encoding=self.encoding, limits=limits)
 
 
 def build_model(method: str, params: dict, pages: list[PageRecord],
@@ -166,14 +167,15 @@ def build_model(method: str, params: dict, pages: list[PageRecord],
     reads to decide whether the model makes sense).
     """
     start = time.perf_counter()
-    prepared = [p.prepare() for p in pages]
     cleaner = SiteCleaner(method, **params)
+    # parsed within the cleaner's limits, so size caps given in SST_PARAMS apply here too
+    prepared = [p.prepare(cleaner.limits) for p in pages]
     cleaner.fit(prepared)
     seconds = time.perf_counter() - start
     shares = []
     for page in pages[:share_pages]:
         try:
-            shares.append(cleaner.clean(page.prepare()).template_share)
+            shares.append(cleaner.clean(page.prepare(cleaner.limits)).template_share)
         except Exception:  # the share is informative only; the build itself succeeded
             pass
     share = sum(shares) / len(shares) if shares else 0.0
