@@ -133,13 +133,23 @@ def _hints_of(val: str) -> int:
     return bits
 
 
-@lru_cache(maxsize=20_000)
 def block_sentences(text: str) -> tuple[SentenceInfo, ...]:
     """The sentences of a block's text with their words, hash and features.
 
-    Cached on the text: a site's template blocks (menus, footers, banners) come back on
-    every page, and this is the costliest per-block step. SentenceInfo is never mutated.
+    Short texts are cached: a site's template blocks (menus, footers, banners) come back
+    on every page, and this is the costliest per-block step. Long texts (articles) are
+    not, so the cache stays small (at most 20,000 texts of 2,000 characters).
+    SentenceInfo is never mutated.
     """
+    if len(text) <= _CACHED_BLOCK_CHARS:
+        return _cached_block_sentences(text)
+    return _block_sentences(text)
+
+
+_CACHED_BLOCK_CHARS = 2000
+
+
+def _block_sentences(text: str) -> tuple[SentenceInfo, ...]:
     out = []
     for s in split_sentences(text):
         ws = words(s)
@@ -148,6 +158,9 @@ def block_sentences(text: str) -> tuple[SentenceInfo, ...]:
         stop = sum(1 for w in ws if w in STOP_WORDS) / len(ws)
         out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
     return tuple(out)
+
+
+_cached_block_sentences = lru_cache(maxsize=20_000)(_block_sentences)
 
 
 _CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
