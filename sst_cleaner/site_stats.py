@@ -39,12 +39,18 @@ from .text import STOP_WORDS, features_from_words, split_sentences, words
 STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
 
 
+_STYLE_ATTR_SET = frozenset(STYLE_ATTRS)
+
+
 def style_label(el: etree._Element) -> str:
     """``TAG`` plus its normalised style attributes: the paper's (TAG, Attr) pair."""
     attrib = el.attrib
     if not attrib:
         return el.tag
-    raw = tuple(attrib.get(name) for name in STYLE_ATTRS)
+    # an element has a few attributes: look at those, not at every style name
+    raw = tuple(sorted((k, v) for k, v in attrib.items() if k in _STYLE_ATTR_SET and v))
+    if not raw:
+        return el.tag
     return _style_label(el.tag, raw)
 
 
@@ -52,9 +58,8 @@ def style_label(el: etree._Element) -> str:
 def _style_label(tag: str, raw: tuple) -> str:
     # pages of a site repeat the same few hundred attribute sets: normalise each once
     parts = [tag]
-    for name, v in zip(STYLE_ATTRS, raw):
-        if v:
-            parts.append(f"{name}={normalise_attr_value(v)[:80]}")
+    for name, v in raw:
+        parts.append(f"{name}={normalise_attr_value(v)[:80]}")
     return "|".join(parts)
 
 
