@@ -380,7 +380,8 @@ def extract_content(root: etree._Element, ignore: Optional[IgnoreFn] = None, den
     return roots
 
 
-def _covered(content_roots: Iterable[etree._Element]) -> set:
+def covered_elements(content_roots: Iterable[etree._Element]) -> set:
+    """Every element inside (or equal to) one of the content roots."""
     covered: set = set()
     for r in content_roots:
         covered.update(r.iter())
@@ -443,7 +444,7 @@ def label_blocks(page: PreparedPage, content_roots: Iterable[etree._Element],
             root_idx.append(i)
             covered[i:i + size[i]] = b"\x01" * size[i]
     if foreign:
-        for el in _covered(foreign):
+        for el in covered_elements(foreign):
             i = index.get(el)
             if i is not None:
                 covered[i] = 1

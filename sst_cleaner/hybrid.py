@@ -154,7 +154,7 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
 
 def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> set:
     """Elements inside the CETD content region, computed with template sentences zeroed."""
-    from .cetd import compute_densities, select_content
+    from .cetd import covered_elements, extract_content
 
     ignore = None
     if view is not None and view.n_other > 0:
@@ -164,13 +164,7 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> set:
                 doomed.add(b.block.element)
         if doomed:
             ignore = doomed.__contains__
-    d = compute_densities(pa.page.root, ignore=ignore)
-    roots = [d.elements[i] for i in select_content(d)]
-    covered: set = set()
-    for r in roots:
-        for el in r.iter():
-            covered.add(el)
-    return covered
+    return covered_elements(extract_content(pa.page.root, ignore=ignore))
 
 
 # ---------------------------------------------------------------------------------------
