@@ -1,6 +1,7 @@
 """Fixtures of the Scrapy integration tests: a local demo server and a crawl runner."""
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -41,3 +42,13 @@ def crawl_in_subprocess(workdir: Path, name: str, timeout: float = 180, **cfg) -
     result = json.loads(out.read_text(encoding="utf-8"))
     result["log"] = proc.stderr
     return result
+
+
+def assert_exactly_once(yielded_ids, delivered_ids) -> None:
+    """Every item id the spider yielded was delivered exactly once, and nothing else was."""
+    yielded = collections.Counter(yielded_ids)
+    delivered = collections.Counter(delivered_ids)
+    assert yielded, "the spider yielded nothing: the test proves nothing"
+    assert max(yielded.values()) == 1
+    missing, extra = yielded - delivered, delivered - yielded
+    assert not missing and not extra, f"missing={list(missing)[:5]} extra={list(extra)[:5]}"

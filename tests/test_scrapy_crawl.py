@@ -14,7 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import crawl_in_subprocess
+from conftest import assert_exactly_once, crawl_in_subprocess
 
 from sst_cleaner.site_models import model_filename
 
@@ -74,12 +74,7 @@ def crawls(demo_server, tmp_path_factory):
 
 
 def _assert_exactly_once(result: dict) -> None:
-    yielded = collections.Counter(result["yielded"])
-    received = collections.Counter(r["id"] for r in result["received"])
-    assert yielded, "the spider yielded nothing: the test proves nothing"
-    assert max(yielded.values()) == 1
-    missing, extra = yielded - received, received - yielded
-    assert not missing and not extra, f"missing={list(missing)[:5]} extra={list(extra)[:5]}"
+    assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
 
 
 def _sst(result: dict, key: str) -> float:

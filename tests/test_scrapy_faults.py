@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import crawl_in_subprocess
+from conftest import assert_exactly_once, crawl_in_subprocess
 from test_scrapy_runner import fault_site, url_bucket
 
 CLEAN_FAIL_MOD = 4  # cleaning raises on pages with url_bucket(url, 4) == 1
@@ -118,12 +118,7 @@ def _sst_error_lines(log: str, needle: str) -> list[str]:
 def _check_delivery_and_flags(result: dict) -> dict:
     """Every yielded item in the feed exactly once, flagged as its faults say; returns the
     feed by id."""
-    yielded = collections.Counter(result["yielded"])
-    fed = collections.Counter(row["id"] for row in result["feed"])
-    assert yielded, "the spider yielded nothing: the test proves nothing"
-    assert max(yielded.values()) == 1
-    missing, extra = yielded - fed, fed - yielded
-    assert not missing and not extra, f"missing={list(missing)[:5]} extra={list(extra)[:5]}"
+    assert_exactly_once(result["yielded"], (row["id"] for row in result["feed"]))
 
     by_id = {row["id"]: row for row in result["feed"]}
     for item_id, row in by_id.items():
