@@ -8,47 +8,72 @@ inside links (link density, used by CETD and WISDOM).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 from lxml import etree
 
 from .dom import BLOCK_TAGS, normalize_space
 
 
-@dataclass
 class TextBlock:
-    element: etree._Element
-    text: str
-    link_chars: int = 0
-    n_links: int = 0
-    parts: list = field(default_factory=list, repr=False)
+    """One paragraph of the page: its element, its text and how much of it is link text."""
+
+    __slots__ = ("element", "text", "link_chars", "n_links", "parts", "state")
+
+    def __init__(self, element: etree._Element, text: str = "", state: Any = None):
+        self.element = element
+        self.text = text
+        self.link_chars = 0
+        self.n_links = 0
+        self.parts: list = []
+        #: what ``annotate`` said about the block's element (see :func:`text_blocks`)
+        self.state = state
+
+    def __repr__(self) -> str:
+        return f"TextBlock({self.element.tag!r}, {self.text[:40]!r})"
 
 
-def text_blocks(root: etree._Element) -> list[TextBlock]:
-    """Cut the subtree under ``root`` into text blocks (iterative, document order)."""
+Annotate = Callable[[etree._Element, Any], Any]
+
+
+def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> list[TextBlock]:
+    """Cut the subtree under ``root`` into text blocks (iterative, document order).
+
+    ``annotate(element, parent_state) -> state``, when given, is called once for every
+    element in document order (``parent_state`` is ``None`` for ``root``), and each block
+    carries its element's state. A method that needs something per element on the way
+    down (a style path, a depth) gets it from the same walk instead of walking the tree
+    again: on a typical page a walk of the tree costs as much as the work done in it.
+    """
     blocks: list[TextBlock] = []
     stack: list[TextBlock] = []  # open block elements
+    states: list = []  # annotate's state of every open element (root first)
     anchor_depth = 0
     # link chars are counted on the raw parts, then scaled after normalisation
     link_raw: dict[int, int] = {}
 
-    root_block = TextBlock(root, "")
+    root_state = annotate(root, None) if annotate is not None else None
+    root_block = TextBlock(root, "", root_state)
     blocks.append(root_block)
     stack.append(root_block)
     link_raw[id(root_block)] = 0
+    block_tags = BLOCK_TAGS
     for event, el in etree.iterwalk(root, events=("start", "end")):
         tag = el.tag
         if not isinstance(tag, str):
             continue
         if el is root:
-            if event == "start" and el.text:
-                root_block.parts.append(el.text)
+            if event == "start":
+                states.append(root_state)
+                if el.text:
+                    root_block.parts.append(el.text)
             continue
         if event == "start":
-            is_block = tag in BLOCK_TAGS
-            if is_block:
+            state = annotate(el, states[-1]) if annotate is not None else None
+            states.append(state)
+            if tag in block_tags:
                 stack[-1].parts.append("\n")  # a nested block breaks the parent's line
-                blk = TextBlock(el, "")
+                blk = TextBlock(el, "", state)
                 blocks.append(blk)
                 stack.append(blk)
                 link_raw[id(blk)] = 0
@@ -58,20 +83,23 @@ def text_blocks(root: etree._Element) -> list[TextBlock]:
                 cur.n_links += 1
             elif tag == "br":
                 cur.parts.append("\n")
-            if el.text:
-                cur.parts.append(el.text)
+            text = el.text
+            if text:
+                cur.parts.append(text)
                 if anchor_depth:
-                    link_raw[id(cur)] += len(el.text.strip())
+                    link_raw[id(cur)] += len(text.strip())
         else:
+            states.pop()
             if tag == "a":
                 anchor_depth -= 1
-            if tag in BLOCK_TAGS and stack and stack[-1].element is el:
+            if tag in block_tags and stack and stack[-1].element is el:
                 stack.pop()
-            if el.tail and stack:
+            tail = el.tail
+            if tail and stack:
                 cur = stack[-1]
-                cur.parts.append(el.tail)
+                cur.parts.append(tail)
                 if anchor_depth:
-                    link_raw[id(cur)] += len(el.tail.strip())
+                    link_raw[id(cur)] += len(tail.strip())
     out: list[TextBlock] = []
     for blk in blocks:
         text = normalize_space("".join(blk.parts))

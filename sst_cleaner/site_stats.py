@@ -27,6 +27,7 @@ import hashlib
 import math
 from functools import lru_cache
 from dataclasses import dataclass, field
+from typing import Optional
 
 from lxml import etree
 
@@ -72,11 +73,25 @@ def sentence_hash(sentence: str) -> str:
     return _words_hash(words(sentence))
 
 
+class _HashToken(dict):
+    """token -> the form it takes in a sentence hash ("#" for a number), bounded."""
+
+    def __missing__(self, tok: str) -> str:
+        value = "#" if tok.isdigit() else tok
+        if len(self) >= 200_000:
+            self.clear()
+        self[tok] = value
+        return value
+
+
+_HASH_TOKEN = _HashToken()
+
+
 def _words_hash(tokens: list[str]) -> str:
-    return _digest(" ".join(["#" if t.isdigit() else t for t in tokens]))
+    return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
 
 
-@dataclass
+@dataclass(slots=True)
 class SentenceInfo:
     text: str
     hash: str
@@ -85,7 +100,7 @@ class SentenceInfo:
     stop_ratio: float
 
 
-@dataclass
+@dataclass(slots=True)
 class BlockInfo:
     block: TextBlock
     key: str                      # style path digest (the SST node)
@@ -160,11 +175,12 @@ def _block_sentences(text: str) -> tuple[SentenceInfo, ...]:
         ws = words(s)
         if not ws:
             continue
-        stop = sum(1 for w in ws if w in STOP_WORDS) / len(ws)
+        stop = sum(map(_is_stop, ws)) / len(ws)
         out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
     return tuple(out)
 
 
+_is_stop = STOP_WORDS.__contains__
 _cached_block_sentences = lru_cache(maxsize=20_000)(_block_sentences)
 
 
@@ -172,35 +188,50 @@ _CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1"
                            "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol"))
 
 
+def _label_and_hints(el: etree._Element) -> tuple[str, int]:
+    """:func:`style_label` and :func:`class_hints` of one element, reading its attributes once."""
+    attrib = el.attrib
+    if not attrib:
+        return el.tag, 0
+    raw = tuple(sorted((k, v) for k, v in attrib.items() if k in _STYLE_ATTR_SET and v))
+    if not raw:
+        return el.tag, 0
+    return _label_hints_of(el.tag, raw)
+
+
+@lru_cache(maxsize=50_000)
+def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
+    d = dict(raw)
+    cls, ident = d.get("class"), d.get("id")
+    hints = _hints_of(f"{cls or ''} {ident or ''}".lower()) if (cls or ident) else 0
+    return _style_label(tag, raw), hints
+
+
 def analyse_page(page: PreparedPage) -> PageAnalysis:
     """Cut a page into blocks and sentences and give each block its style-path key."""
     root = page.root
+    # Style paths are interned while text_blocks walks the page: (parent path, label) ->
+    # path id; a path's digest is made only for the paths that hold a text block.
     # BODY's own attributes are left out: CMSs put the post slug, author and category
-    # there, which would make every page a style of its own
-    # style paths are interned: (parent path, label) -> path id; a path's digest is made
-    # only for the paths that hold a text block
-    path_of: dict[etree._Element, int] = {root: 0}
+    # there, which would make every page a style of its own.
     entries: list[tuple[int, str]] = [(-1, "body")]
     intern: dict[tuple[int, str], int] = {}
-    depth_of: dict[etree._Element, int] = {root: 0}
-    ctx: dict[etree._Element, tuple] = {root: ()}
-    hints: dict[etree._Element, int] = {root: class_hints(root)}
-    for el in root.iter():
-        if el is root or not isinstance(el.tag, str):
-            continue
-        parent = el.getparent()
-        pair = (path_of.get(parent, 0), style_label(el))
+    context_tags = _CONTEXT_TAGS
+
+    def annotate(el: etree._Element, parent: Optional[tuple]) -> tuple:
+        # state: (path id, depth, context tags above, class/id hint bits)
+        if parent is None:
+            return (0, 0, (), class_hints(el))
+        label, hints = _label_and_hints(el)
+        pair = (parent[0], label)
         pid = intern.get(pair)
         if pid is None:
             pid = intern[pair] = len(entries)
             entries.append(pair)
-        path_of[el] = pid
-        depth_of[el] = depth_of.get(parent, 0) + 1
-        pctx = ctx.get(parent, ())
-        if el.tag in _CONTEXT_TAGS:
-            pctx = pctx + (el.tag,)
-        ctx[el] = pctx
-        hints[el] = hints.get(parent, 0) | class_hints(el)
+        tag = el.tag
+        ctx = parent[2] + (tag,) if tag in context_tags else parent[2]
+        return (pid, parent[1] + 1, ctx, parent[3] | hints)
+
     digests: dict[int, str] = {}
 
     def key_of(pid: int) -> str:
@@ -216,14 +247,14 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
 
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
-    for blk in text_blocks(root):
-        el = blk.element
-        info = BlockInfo(blk, key_of(path_of.get(el, 0)), el.tag, depth_of.get(el, 0),
-                         ancestors=ctx.get(el, ()), hints=hints.get(el, 0))
-        info.sentences = list(block_sentences(blk.text))
-        all_hashes.extend(s.hash for s in info.sentences)
-        if info.sentences:
-            infos.append(info)
+    for blk in text_blocks(root, annotate):
+        sentences = block_sentences(blk.text)
+        if not sentences:
+            continue
+        pid, depth, ctx, hints = blk.state
+        info = BlockInfo(blk, key_of(pid), blk.element.tag, depth, list(sentences), ctx, hints)
+        all_hashes.extend(s.hash for s in sentences)
+        infos.append(info)
     fp = _digest(" ".join(all_hashes))
     return PageAnalysis(page, infos, fp)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import chain
 from typing import Iterable
 
 _WORD = re.compile(r"\w+")
@@ -104,17 +105,36 @@ def features(text: str) -> list[str]:
     return features_from_words(words(text))
 
 
+class _TokenTable(dict):
+    """token -> its features (a tuple: () for a stop word or number, (stem,), or the CJK
+    bigrams), filled on first sight so each distinct word is stemmed once.
+
+    A plain dict with ``__missing__`` lets :func:`features_from_words` run its loop in C
+    (``map``); it is cleared when it reaches ``MAX`` entries, so memory stays bounded
+    whatever a crawl meets.
+    """
+
+    MAX = 200_000
+
+    def __missing__(self, tok: str) -> tuple:
+        if not tok.isascii() and any(is_cjk(c) for c in tok):
+            value = tuple(_cjk_bigrams(tok))
+        elif tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:
+            value = ()
+        else:
+            value = (stem(tok),)
+        if len(self) >= self.MAX:
+            self.clear()
+        self[tok] = value
+        return value
+
+
+_TOKEN_FEATURES = _TokenTable()
+
+
 def features_from_words(tokens: list[str]) -> list[str]:
     """``features`` for text already cut into :func:`words`."""
-    out: list[str] = []
-    for tok in tokens:
-        if not tok.isascii() and any(is_cjk(c) for c in tok):
-            out.extend(_cjk_bigrams(tok))
-            continue
-        if tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:
-            continue
-        out.append(stem(tok))
-    return out
+    return list(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
 
 
 # Sentence ends: ., !, ? (and their CJK/fullwidth forms) followed by whitespace, or a CJK
