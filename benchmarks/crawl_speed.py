@@ -6,6 +6,7 @@ the same spider, once plain and once with the sst-cleaner add-on (middleware + p
 each crawl in a fresh process, and prints pages/s for both and their ratio (target >= 0.8).
 
     python benchmarks/crawl_speed.py [--articles 1900] [--method default] [--threads 2]
+                                     [--workers process|thread|both] [--processes N]
 
 pages/s = HTML pages crawled / seconds from "spider opened" to "spider closed" (Scrapy's
 ``elapsed_time_seconds``), so start-up and imports are not counted. The local server has
@@ -19,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -48,13 +50,19 @@ def child(cfg: dict) -> None:
     }
     if cfg["sst"]:
         settings.update({"ADDONS": {"sst_cleaner.Addon": 0}, "SST_METHOD": cfg["method"],
-                         "SST_THREADS": cfg["threads"]})
+                         "SST_THREADS": cfg["threads"], "SST_WORKERS": cfg["workers"]})
+        if cfg.get("processes"):
+            settings["SST_PROCESSES"] = cfg["processes"]
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
     process.crawl(crawler)
     process.start()
     stats = crawler.stats.get_stats()
+    import resource
+
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = {"pages": stats.get("response_received_count", 0),
+              "cpu": own.ru_utime + own.ru_stime, "worker_cpu": workers.ru_utime + workers.ru_stime,
               "items": stats.get("item_scraped_count", 0),
               "seconds": stats.get("elapsed_time_seconds", 0.0),
               "sst": {k: v for k, v in stats.items() if k.startswith("sst/")}}
@@ -62,14 +70,20 @@ def child(cfg: dict) -> None:
         json.dump(result, fh, default=str)
 
 
-def run(url: str, sst: bool, method: str, threads: int) -> dict:
+def run(url: str, sst: bool, method: str, threads: int, workers: str = "process",
+        processes: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
-        cfg = {"url": url, "sst": sst, "method": method, "threads": threads, "out": out}
+        cfg = {"url": url, "sst": sst, "method": method, "threads": threads, "out": out,
+               "workers": workers, "processes": processes}
         env = dict(os.environ, PYTHONPATH=str(ROOT))
+        server_cpu = time.process_time()  # this process serves the site (threads)
         subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], check=True, env=env)
+        server_cpu = time.process_time() - server_cpu
         with open(out, encoding="utf-8") as fh:
-            return json.load(fh)
+            result = json.load(fh)
+        result["server_cpu"] = server_cpu
+        return result
 
 
 def main() -> None:
@@ -77,6 +91,9 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=1900, help="articles (pages ~ articles x 1.05)")
     parser.add_argument("--method", default=None, help="SST_METHOD (default: 'default', else 'cetd')")
     parser.add_argument("--threads", type=int, default=2, help="SST_THREADS")
+    parser.add_argument("--workers", default="process", choices=["process", "thread", "both"],
+                        help="SST_WORKERS; 'both' crawls once with each, after the plain crawl")
+    parser.add_argument("--processes", type=int, default=0, help="SST_PROCESSES (0: its default)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -87,17 +104,33 @@ def main() -> None:
 
     method = args.method or ("default" if "default" in available_methods() else "cetd")
     site = DemoSite(seed=1, n_articles=args.articles)
-    print(f"site: {len(site.paths)} HTML pages; method {method}; SST_THREADS {args.threads}")
+    modes = ["process", "thread"] if args.workers == "both" else [args.workers]
+    print(f"site: {len(site.paths)} HTML pages; method {method}; SST_WORKERS {', '.join(modes)}; "
+          f"SST_THREADS {args.threads}; SST_PROCESSES {args.processes or 'default'}; "
+          f"{os.cpu_count()} CPUs")
     with DemoServer(site) as server:
         plain = run(server.url, False, method, args.threads)
-        cleaned = run(server.url, True, method, args.threads)
+        cleaned = {mode: run(server.url, True, method, args.threads, mode, args.processes)
+                   for mode in modes}
     rate = lambda r: r["pages"] / r["seconds"] if r["seconds"] else 0.0  # noqa: E731
-    p, c = rate(plain), rate(cleaned)
+    p = rate(plain)
+
+    def cpu(r: dict) -> str:
+        n = max(1, r["pages"])
+        return (f"CPU ms/page: crawl process {1000 * r['cpu'] / n:.1f}, worker processes "
+                f"{1000 * r['worker_cpu'] / n:.1f}, server {1000 * r['server_cpu'] / n:.1f}")
+
     print(f"without sst-cleaner: {plain['pages']} pages in {plain['seconds']:.1f}s = {p:.1f} pages/s")
-    print(f"with sst-cleaner:    {cleaned['pages']} pages in {cleaned['seconds']:.1f}s = {c:.1f} pages/s "
-          f"({cleaned['sst'].get('sst/items_cleaned', 0)} items cleaned, "
-          f"{cleaned['sst'].get('sst/models_built', 0)} model built)")
-    print(f"ratio: {c / p if p else 0.0:.2f} (target >= 0.8)")
+    print(f"    {cpu(plain)}")
+    for mode, res in cleaned.items():
+        c = rate(res)
+        sst = res["sst"]
+        print(f"with sst-cleaner ({mode + 'es' if mode == 'process' else mode + 's'}): {res['pages']} pages "
+              f"in {res['seconds']:.1f}s = {c:.1f} pages/s ({sst.get('sst/items_cleaned', 0)} items "
+              f"cleaned, {sst.get('sst/models_built', 0)} model built, "
+              f"{sst.get('sst/worker_processes', 0)} worker processes)")
+        print(f"    {cpu(res)}")
+        print(f"ratio ({mode}): {c / p if p else 0.0:.2f} (target >= 0.8)")
 
 
 if __name__ == "__main__":

@@ -43,9 +43,8 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
-from .dom import parse_html
 from .settings import load_config
-from .site_models import PageRecord, SiteModelStore, build_model
+from .site_models import PageRecord, SiteModelStore
 
 logger = logging.getLogger(__name__)
 
@@ -455,14 +454,13 @@ class SSTSpiderMiddleware:
             self._drop_hold(hold)
             return None
         hold.building = True
-        d = self.store.run(build_model, cfg.method, cfg.params, pages)
+        d = self.store.build(hold.site, pages)
         d.addCallbacks(self._build_done, self._build_failed,
                        callbackArgs=(hold, len(pages), reason), errbackArgs=(hold, len(pages)))
         return d
 
     def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
-        cleaner, seconds, share = built
-        self.store.put(hold.site, cleaner)
+        seconds, share = built
         self.store.inc("models_built")
         self.store.inc("build_seconds", round(seconds, 6))
         logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
@@ -484,19 +482,12 @@ class SSTSpiderMiddleware:
         self._fit_ended(hold)
 
     def _maybe_refine(self, page: PageRecord) -> None:
-        model = self.store.get(page.site)
-        if model is None:
+        if not self.store.has_model(page.site):
             return
         queued = self._refining.get(page.site, 0)
-        if model.n_pages + queued >= self.config.max_model_pages:
+        if self.store.model_pages(page.site) + queued >= self.config.max_model_pages:
             return
         self._refining[page.site] = queued + 1
-        lock = self.store.lock(page.site)
-
-        def refine() -> None:
-            prepared = parse_html(page.body, url=page.url, encoding=page.encoding, limits=model.limits)
-            with lock:
-                model.partial_fit(prepared)
 
         def done(result: Any) -> None:
             self._refining[page.site] -= 1
@@ -505,9 +496,8 @@ class SSTSpiderMiddleware:
                                    "the model stays as it was")
             else:
                 self.store.inc("pages_refined")
-                self.store.mark_dirty(page.site)
 
-        self.store.run(refine).addBoth(done)
+        self.store.refine(page.site, page).addBoth(done)
 
     # -- early close -------------------------------------------------------------------------
     def _install_close_hook(self) -> None:

@@ -25,10 +25,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
-from .dom import parse_html
-from .result import INFORMATIVE, CleanResult
 from .settings import load_config
 from .site_models import PageRecord
+from .workers import CleanFields
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +187,7 @@ class SSTPipeline:
             if cfg.sentences_field:
                 adapter[cfg.sentences_field] = list(result.sentences)
             if cfg.blocks_field:
-                adapter[cfg.blocks_field] = [b.to_dict() for b in result.blocks if b.label == INFORMATIVE]
+                adapter[cfg.blocks_field] = list(result.blocks)
         except Exception as exc:  # e.g. a frozen dataclass: report, never lose the item
             self.errors.report("write", exc, f"{type(item).__module__}.{type(item).__qualname__} item",
                                "the item is passed on uncleaned")
@@ -196,8 +195,9 @@ class SSTPipeline:
         self.store.inc("items_cleaned")
         return self._flag(item, status)
 
-    async def _clean(self, page: PageRecord) -> tuple[CleanResult, str]:
-        """Clean ``page`` once (in a worker thread), sharing the outcome among its items:
+    async def _clean(self, page: PageRecord) -> tuple[CleanFields, str]:
+        """Clean ``page`` once (in the site's worker process, or a worker thread), sharing
+        the outcome among its items:
         ``(result, status)``, or the exception for every item of the page.
 
         A failure is kept on the page too: cleaning is deterministic, so the page's other
@@ -213,35 +213,23 @@ class SSTPipeline:
             waiter: defer.Deferred = defer.Deferred()
             cached.append(waiter)
             return await maybe_deferred_to_future(waiter)
-        model = self.store.get(page.site) if page.site else None
-        if model is None:
-            model = self.store.fallback()
-            self.store.inc("fallback_cleans")
-            lock = self.store.lock("\0fallback")
-            status = STATUS_FALLBACK
-        else:
-            lock = self.store.lock(page.site)
-            # a fit that overran its budget left the model unfitted: page-level cleaning
-            status = STATUS_FALLBACK if getattr(model, "fit_status", "ok") == "over_budget" else STATUS_CLEANED
-
-        def work() -> CleanResult:
-            # parsed within the model's limits (SST_PARAMS may set them), not the defaults
-            prepared = parse_html(page.body, url=page.url, encoding=page.encoding,
-                                  limits=getattr(model, "limits", None))
-            with lock:
-                return model.clean(prepared)
-
+        cfg = self.config
         waiters: list = []
         page.clean_result = waiters
         try:
-            result = await maybe_deferred_to_future(self.store.run(work))
+            result = await maybe_deferred_to_future(
+                self.store.clean(page, sentences=bool(cfg.sentences_field), blocks=bool(cfg.blocks_field)))
         except Exception as exc:
             page.clean_result = exc
-            self.errors.report("clean", exc, f"page {page.url}, {status} model",
+            which = "site" if page.site and self.store.has_model(page.site) else "fallback"
+            self.errors.report("clean", exc, f"page {page.url}, {which} model",
                                "its items are passed on uncleaned, flagged 'error'")
             for waiter in waiters:
                 waiter.errback(exc)
             raise
+        status = STATUS_CLEANED if result.site_model else STATUS_FALLBACK
+        if not result.site_model:
+            self.store.inc("fallback_cleans")
         if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED):
             status = result.status
         outcome = (result, status)

@@ -27,6 +27,9 @@ DEFAULTS: dict[str, Any] = {
     "SST_SOURCE_FIELD": None,
     "SST_URL_FIELD": "url",
     "SST_THREADS": 2,
+    "SST_WORKERS": "process",
+    "SST_PROCESSES": None,
+    "SST_WORKER_INIT": None,
 }
 
 
@@ -51,6 +54,9 @@ class SSTConfig:
     source_field: Optional[str] = None
     url_field: Optional[str] = "url"
     threads: int = 2
+    workers: str = "process"
+    processes: int = 1
+    worker_init: Optional[str] = None
 
 
 def _opt_str(value: Any) -> Optional[str]:
@@ -106,6 +112,23 @@ def load_config(settings: Any) -> SSTConfig:
     if text_field is None:
         raise ValueError("SST_TEXT_FIELD must name an item field")
     model_dir = get("SST_MODEL_DIR")
+    workers = str(get("SST_WORKERS")).strip().lower()
+    if workers in ("processes", "proc"):
+        workers = "process"
+    if workers in ("threads",):
+        workers = "thread"
+    if workers not in ("process", "thread"):
+        raise ValueError(f"SST_WORKERS must be 'process' or 'thread', got {get('SST_WORKERS')!r}")
+    if get("SST_PROCESSES") is None:
+        from .workers import default_processes
+
+        processes = default_processes()
+    else:
+        processes = get_int("SST_PROCESSES", 1)
+    worker_init = get("SST_WORKER_INIT")
+    if callable(worker_init):
+        raise ValueError("SST_WORKER_INIT must be an import path ('package.module.function'), "
+                         "not the function itself: the worker processes import it")
     return SSTConfig(
         enabled=get_bool("SST_ENABLED"),
         method=str(get("SST_METHOD")),
@@ -124,4 +147,7 @@ def load_config(settings: Any) -> SSTConfig:
         source_field=_opt_str(get("SST_SOURCE_FIELD")),
         url_field=_opt_str(get("SST_URL_FIELD")),
         threads=get_int("SST_THREADS", 1),
+        workers=workers,
+        processes=processes,
+        worker_init=_opt_str(worker_init),
     )

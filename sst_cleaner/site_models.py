@@ -198,6 +198,13 @@ class SiteModelStore:
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
         self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
+        # SST_WORKERS = "process": the worker processes, calls waiting for them to
+        # start, each site's page count in its worker, and refinements not yet run
+        self._pool: Any = None
+        self._pending_calls: Optional[list] = None
+        self._workers_given_up = False
+        self._remote_pages: dict[str, int] = {}
+        self._outstanding: set = set()
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
         try:
@@ -219,10 +226,13 @@ class SiteModelStore:
     def open(self) -> None:
         global _ACTIVE
         _ACTIVE = self
+        self._start_workers()
 
     def close(self) -> None:
         global _ACTIVE
         try:
+            for future in list(self._outstanding):  # refinements not started: dropped
+                future.cancel()
             if self._executor is not None:
                 # refinements not started yet are dropped; running ones finish first, so
                 # the saved models are never written while a thread changes them
@@ -231,6 +241,10 @@ class SiteModelStore:
             self.save_all()
         finally:
             self._item_pages.clear()
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+            self._pending_calls = None
             if _ACTIVE is self:
                 _ACTIVE = None
 
@@ -293,6 +307,10 @@ class SiteModelStore:
                         path, model.method, self.config.method)
             return None
         self._models[site_key] = model
+        if self._pool is not None:  # the site's worker loads the same file
+            self._remote_pages[site_key] = model.n_pages
+            self._call(site_key, "load", (path,), lambda: None).addErrback(
+                lambda f: logger.warning("sst: the worker could not load %s: %s", path, f.value))
         self.inc("models_loaded")
         logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
         return model
@@ -300,9 +318,13 @@ class SiteModelStore:
     def save_all(self) -> None:
         if not self.config.model_dir:
             return
+        remote = self._save_in_workers(sorted(self._dirty))
         for site in sorted(self._dirty):
             model = self._models.get(site)
             if model is None:
+                continue
+            if site in remote:
+                self.inc("models_saved")
                 continue
             try:
                 with self.lock(site):
@@ -312,6 +334,24 @@ class SiteModelStore:
                 logger.exception("sst: could not save the model of site %s", site)
                 self.inc("errors")
         self._dirty.clear()
+
+    def _save_in_workers(self, sites: list[str]) -> set[str]:
+        """Process mode: the sites' workers (which hold the refined models) save them;
+        the sites they saved. The rest are saved from the local copies."""
+        pool = self._pool
+        if pool is None or self._pending_calls is not None:
+            return set()
+        futures = {site: pool.submit(pool.index(site), "save", site, self.model_path(site))
+                   for site in sites if site in self._models}
+        saved = set()
+        for site, future in futures.items():
+            try:
+                if future.result(timeout=120):
+                    saved.add(site)
+            except Exception as exc:  # a dead worker: the local copy is saved instead
+                logger.warning("sst: the worker could not save the model of site %s (%r); "
+                               "saving the copy made when it was built", site, exc)
+        return saved
 
     # -- item -> page map
     def bind(self, item: Any, page: PageRecord) -> None:
@@ -330,25 +370,213 @@ class SiteModelStore:
         if entry is not None and entry[0] is item:
             del self._item_pages[id(item)]
 
-    # -- worker threads
-    def run(self, func: Callable[..., Any], *args: Any):
-        """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the
-        reactor thread with its result (works with any Twisted reactor)."""
+    # -- CPU work: threads or worker processes ------------------------------------------
+    @property
+    def uses_processes(self) -> bool:
+        """Whether CPU work goes (or is about to go) to worker processes."""
+        return self._pool is not None
+
+    def _start_workers(self) -> None:
+        """``SST_WORKERS = "process"``: start the worker processes in the background.
+
+        Calls made before every worker has answered its start call wait in
+        ``_pending_calls``; if a worker cannot start (e.g. a custom method that
+        ``SST_WORKER_INIT`` does not register there), the crawl uses threads instead.
+        """
+        from twisted.internet.defer import DeferredList
+
+        from .workers import WorkerPool
+
+        cfg = self.config
+        if cfg.workers != "process" or self._pool is not None or self._workers_given_up:
+            return
+        self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init)
+        self._pending_calls = []
+        started = [self._deferred(f) for f in self._pool.start_all()]
+        DeferredList(started, fireOnOneErrback=True, consumeErrors=True).addCallbacks(
+            self._workers_started, self._workers_not_started)
+
+    def _workers_started(self, results: Any) -> None:
+        logger.info("sst: %d worker process(es) started (SST_WORKERS = 'process')", self._pool.n)
+        self.inc("worker_processes", self._pool.n)
+        self._run_pending_calls()
+
+    def _workers_not_started(self, failure: Any) -> None:
+        exc = getattr(failure, "value", failure)
+        exc = getattr(exc, "subFailure", None) and exc.subFailure.value or exc
+        logger.warning("sst: worker processes could not start (%r); fitting and cleaning run in "
+                       "threads instead. A custom method must be registered in the workers too: "
+                       "see SST_WORKER_INIT", exc)
+        self.inc("errors")
+        self.inc("errors/workers")
+        self._use_threads()
+        self._run_pending_calls()
+
+    def _use_threads(self) -> None:
+        self._workers_given_up = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+        self._remote_pages.clear()
+
+    def _run_pending_calls(self) -> None:
+        calls, self._pending_calls = self._pending_calls or [], None
+        for d, site, op, args, thread_fn in calls:
+            self._call(site, op, args, thread_fn).chainDeferred(d)
+
+    def _deferred(self, future):
+        """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
+        outcome (never fired for a future cancelled at close)."""
         from twisted.internet import defer, reactor
 
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.config.threads,
-                                                thread_name_prefix="sst-worker")
         d: defer.Deferred = defer.Deferred()
 
-        def done(future) -> None:
-            if future.cancelled():  # dropped at close: nobody waits for it any more
+        def done(f) -> None:
+            if f.cancelled():  # dropped at close: nobody waits for it any more
                 return
-            exc = future.exception()
+            exc = f.exception()
             if exc is not None:
                 reactor.callFromThread(d.errback, exc)
             else:
-                reactor.callFromThread(d.callback, future.result())
+                reactor.callFromThread(d.callback, f.result())
 
-        self._executor.submit(func, *args).add_done_callback(done)
+        future.add_done_callback(done)
         return d
+
+    def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any]):
+        """Deferred of ``op`` on ``site``: in the site's worker process, or ``thread_fn()``
+        in a worker thread (thread mode, or after the workers were given up)."""
+        from twisted.internet.defer import Deferred
+
+        if self._pending_calls is not None:
+            d: Deferred = Deferred()
+            self._pending_calls.append((d, site, op, args, thread_fn))
+            return d
+        if self._pool is None:
+            return self.run(thread_fn)
+        pool = self._pool
+        i = pool.index(site)
+        future = pool.submit(i, op, site, *args)
+        if op == "refine":
+            self._outstanding.add(future)
+            future.add_done_callback(self._outstanding.discard)
+        d = self._deferred(future)
+        d.addErrback(self._worker_failed, pool, i, pool.generation[i])
+        return d
+
+    def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int) -> Any:
+        """A call failed: if its worker died, restart it once (and give the new process
+        the models it owned, from the local copies) or, past ``MAX_RESTARTS``, go back to
+        threads. The call's own failure goes on to its caller either way."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        from .workers import MAX_RESTARTS
+
+        if not failure.check(BrokenProcessPool) or pool is not self._pool \
+                or pool.generation[i] != generation:
+            return failure  # an ordinary error, or a crash already dealt with
+        self.inc("worker_crashes")
+        if pool.restarts >= MAX_RESTARTS:
+            logger.error("sst: worker process %d died (%s); %d restarts already, so fitting and "
+                         "cleaning go on in threads", i, failure.value, pool.restarts)
+            self._use_threads()
+            return failure
+        logger.error("sst: worker process %d died (%s); starting a new one", i, failure.value)
+        pool.restart(i)
+        self.inc("worker_restarts")
+        for site, model in list(self._models.items()):
+            if pool.index(site) == i:  # the new worker gets the site's model back
+                self._remote_pages[site] = model.n_pages
+                self._call(site, "put", (model.to_dict(),), lambda: None).addErrback(
+                    lambda f, s=site: logger.warning("sst: could not restore the model of %s in "
+                                                     "the new worker: %s", s, f.value))
+        return failure
+
+    # -- the three kinds of CPU work
+    def build(self, site: str, pages: list[PageRecord]):
+        """Fit ``site``'s model on ``pages``; a Deferred of ``(seconds, share)`` (see
+        :func:`build_model`), fired once the model is in the store."""
+        cfg = self.config
+
+        def in_thread():
+            return build_model(cfg.method, cfg.params, pages)
+
+        args = ([(p.url, p.body, p.encoding) for p in pages],)
+        d = self._call(site, "fit", args, in_thread)
+
+        def built(result: tuple):
+            if isinstance(result[0], SiteCleaner):  # fitted in a thread
+                cleaner, seconds, share = result
+                self.put(site, cleaner)
+                return seconds, share
+            seconds, share, data = result  # fitted in the site's worker: a local copy
+
+            def keep(cleaner: SiteCleaner) -> tuple:
+                self.put(site, cleaner)
+                self._remote_pages[site] = cleaner.n_pages
+                return seconds, share
+
+            return self.run(SiteCleaner.from_dict, data).addCallback(keep)
+
+        return d.addCallback(built)
+
+    def model_pages(self, site: str) -> int:
+        """Pages the site's model has learnt from (0: no model)."""
+        model = self.get(site)
+        if model is None:
+            return 0
+        return max(model.n_pages, self._remote_pages.get(site, 0))
+
+    def refine(self, site: str, page: PageRecord):
+        """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
+        model = self.get(site)
+        lock = self.lock(site)
+
+        def in_thread() -> Optional[int]:
+            if model is None:
+                return None
+            prepared = page.prepare(model.limits)
+            with lock:
+                model.partial_fit(prepared)
+                return model.n_pages
+
+        def done(n_pages: Optional[int]) -> Optional[int]:
+            if n_pages is not None and site in self._remote_pages:
+                self._remote_pages[site] = max(self._remote_pages[site], n_pages)
+            self.mark_dirty(site)
+            return n_pages
+
+        return self._call(site, "refine", (page.url, page.body, page.encoding), in_thread).addCallback(done)
+
+    def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False):
+        """Clean ``page`` with its site's model (the page-level fallback if the site has
+        none); a Deferred of :class:`~sst_cleaner.workers.CleanFields`."""
+        from .workers import clean_fields
+
+        model = self.get(page.site) if page.site else None
+        if model is None:
+            model = self.fallback()
+            lock = self.lock("\0fallback")
+            site_model = False
+        else:
+            lock = self.lock(page.site)
+            # a fit that overran its budget left the model unfitted: page-level cleaning
+            site_model = getattr(model, "fit_status", "ok") != "over_budget"
+
+        def in_thread():
+            # parsed within the model's limits (SST_PARAMS may set them), not the defaults
+            prepared = page.prepare(getattr(model, "limits", None))
+            with lock:
+                result = model.clean(prepared)
+            return clean_fields(result, sentences, blocks, site_model)
+
+        args = (page.url, page.body, page.encoding, sentences, blocks)
+        return self._call(page.site, "clean", args, in_thread)
+
+    def run(self, func: Callable[..., Any], *args: Any):
+        """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the
+        reactor thread with its result (works with any Twisted reactor)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self.config.threads,
+                                                thread_name_prefix="sst-worker")
+        return self._deferred(self._executor.submit(func, *args))
