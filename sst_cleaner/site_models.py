@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import itertools
 import logging
 import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
@@ -205,6 +207,9 @@ class SiteModelStore:
         self._workers_given_up = False
         self._remote_pages: dict[str, int] = {}
         self._outstanding: set = set()
+        self._seq = itertools.count()
+        self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
+        self._culprits: dict[tuple[int, int], int] = {}
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
         try:
@@ -443,7 +448,8 @@ class SiteModelStore:
         future.add_done_callback(done)
         return d
 
-    def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any]):
+    def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any],
+              retry: bool = True):
         """Deferred of ``op`` on ``site``: in the site's worker process, or ``thread_fn()``
         in a worker thread (thread mode, or after the workers were given up)."""
         from twisted.internet.defer import Deferred
@@ -456,41 +462,69 @@ class SiteModelStore:
             return self.run(thread_fn)
         pool = self._pool
         i = pool.index(site)
+        generation = pool.generation[i]
         future = pool.submit(i, op, site, *args)
+        seq = next(self._seq)
+        # calls of this worker not yet answered, in the order the worker runs them: when
+        # it dies, the oldest is the one it was running
+        inflight = self._inflight.setdefault((i, generation), {})
+        inflight[seq] = future
+
+        def answered(f) -> None:
+            if f.cancelled() or not isinstance(f.exception(), BrokenProcessPool):
+                inflight.pop(seq, None)
+
+        future.add_done_callback(answered)
         if op == "refine":
             self._outstanding.add(future)
             future.add_done_callback(self._outstanding.discard)
         d = self._deferred(future)
-        d.addErrback(self._worker_failed, pool, i, pool.generation[i])
+        d.addErrback(self._worker_failed, pool, i, generation, seq,
+                     (site, op, args, thread_fn) if retry else None)
         return d
 
-    def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int) -> Any:
-        """A call failed: if its worker died, restart it once (and give the new process
-        the models it owned, from the local copies) or, past ``MAX_RESTARTS``, go back to
-        threads. The call's own failure goes on to its caller either way."""
-        from concurrent.futures.process import BrokenProcessPool
-
+    def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int, seq: int,
+                       retry: Optional[tuple]) -> Any:
+        """A call failed. If its worker died: the first failure seen restarts the worker
+        (the new process gets the models the dead one owned, from the local copies) or,
+        past ``MAX_RESTARTS``, moves the work to threads. The call the worker was running
+        when it died (the oldest unanswered one) fails; the calls queued behind it are
+        sent again, to the new worker (or a thread). Each crash fails one call and
+        restarts are capped, so this ends."""
         from .workers import MAX_RESTARTS
 
-        if not failure.check(BrokenProcessPool) or pool is not self._pool \
-                or pool.generation[i] != generation:
-            return failure  # an ordinary error, or a crash already dealt with
-        self.inc("worker_crashes")
-        if pool.restarts >= MAX_RESTARTS:
-            logger.error("sst: worker process %d died (%s); %d restarts already, so fitting and "
-                         "cleaning go on in threads", i, failure.value, pool.restarts)
-            self._use_threads()
+        if not failure.check(BrokenProcessPool):
+            return failure  # an ordinary error of the call itself
+        key = (i, generation)
+        if key not in self._culprits:  # the first failure of this crash
+            inflight = self._inflight.pop(key, {})
+            self._culprits[key] = min(list(inflight), default=seq)
+            self.inc("worker_crashes")
+            if pool is self._pool and pool.generation[i] == generation:
+                if pool.restarts >= MAX_RESTARTS:
+                    logger.error("sst: worker process %d died (%s); %d restarts already, so "
+                                 "fitting and cleaning go on in threads", i, failure.value, pool.restarts)
+                    self._use_threads()
+                else:
+                    logger.error("sst: worker process %d died (%s); starting a new one",
+                                 i, failure.value)
+                    pool.restart(i)
+                    self.inc("worker_restarts")
+                    self._restore_models(pool, i)
+        if seq == self._culprits[key] or retry is None:
             return failure
-        logger.error("sst: worker process %d died (%s); starting a new one", i, failure.value)
-        pool.restart(i)
-        self.inc("worker_restarts")
+        self.inc("worker_retries")
+        site, op, args, thread_fn = retry
+        return self._call(site, op, args, thread_fn)
+
+    def _restore_models(self, pool: Any, i: int) -> None:
+        """Give a restarted worker the models of its sites (the local copies)."""
         for site, model in list(self._models.items()):
-            if pool.index(site) == i:  # the new worker gets the site's model back
+            if pool.index(site) == i:
                 self._remote_pages[site] = model.n_pages
-                self._call(site, "put", (model.to_dict(),), lambda: None).addErrback(
+                self._call(site, "put", (model.to_dict(),), lambda: None, retry=False).addErrback(
                     lambda f, s=site: logger.warning("sst: could not restore the model of %s in "
                                                      "the new worker: %s", s, f.value))
-        return failure
 
     # -- the three kinds of CPU work
     def build(self, site: str, pages: list[PageRecord]):

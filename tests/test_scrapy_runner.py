@@ -146,6 +146,51 @@ def register_faulty_method() -> None:
             return super().clean(page)
 
 
+def register_crashing_method() -> None:
+    """Register method "crashing" (CETD whose *worker process* dies, ``os._exit``, while
+    cleaning an article page of bucket ``crash_bucket`` of ``crash_mod``; in the Scrapy
+    process itself, i.e. in thread mode, it never crashes). Pages the model was fitted on
+    never crash (so the crash hits the cleaning of an item's page, not the build). With
+    ``crash_marker`` (a file path) only the first such page crashes: the dying worker
+    creates the file first.
+
+    Passed to the workers by ``SST_WORKER_INIT = "test_scrapy_runner.register_crashing_method"``.
+    """
+    import multiprocessing
+
+    from sst_cleaner.cetd import CETDMethod
+    from sst_cleaner.cleaner import register_method
+
+    @register_method("crashing")
+    class CrashingMethod(CETDMethod):
+        def __init__(self, crash_mod: int = 0, crash_bucket: int = 0, crash_marker: str = "", **params: Any):
+            super().__init__(**params)
+            self.crash_mod = int(crash_mod)
+            self.crash_bucket = int(crash_bucket)
+            self.crash_marker = crash_marker
+            self.fitted_urls: set = set()
+
+        def fit(self, pages: list) -> None:
+            self.fitted_urls = {p.url for p in pages}
+            super().fit(pages)
+
+        def clean(self, page: Any) -> Any:
+            url = page.url or ""
+            if (self.crash_mod and multiprocessing.parent_process() is not None
+                    and url not in self.fitted_urls
+                    and "/article/" in url and url_bucket(url, self.crash_mod) == self.crash_bucket):
+                if not self.crash_marker:
+                    os._exit(70)
+                try:
+                    with open(self.crash_marker, "x", encoding="utf-8") as fh:
+                        fh.write(url)
+                except FileExistsError:
+                    pass
+                else:
+                    os._exit(70)
+            return super().clean(page)
+
+
 class RecordPipeline:
     """Last pipeline: records what reached the pipelines."""
 
@@ -154,6 +199,7 @@ class RecordPipeline:
 
         adapter = ItemAdapter(item)
         RECEIVED.append({"id": adapter.get("id"), "text": adapter.get("text"),
+                         "status": adapter.get("sst_status"),
                          "type": type(item).__name__, "expect": adapter.get("expect"),
                          "sentences": adapter.get("sentences"), "blocks": adapter.get("blocks")})
         return item
@@ -229,6 +275,8 @@ def main(config_path: str) -> None:
     mod = importlib.import_module("test_scrapy_runner")  # the copy Scrapy's settings load
     if cfg.get("faulty_method"):
         mod.register_faulty_method()
+    if cfg.get("crashing_method"):
+        mod.register_crashing_method()
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(mod.ProbeSpider)
     process.crawl(crawler, cfg=cfg)

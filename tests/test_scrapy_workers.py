@@ -1,0 +1,191 @@
+"""Worker processes (``SST_WORKERS = "process"``): real crawls (one process each, see
+tests/test_scrapy_runner.py) whose fitting, refining and cleaning run in worker processes,
+including workers that die mid-crawl.
+
+What must hold in every one: each item the spider yields reaches the pipelines exactly
+once; an item whose cleaning was lost with a dead worker is flagged ``error`` (uncleaned),
+counted in ``sst/errors/clean``, and the crawl goes on (new worker, or threads).
+"""
+from __future__ import annotations
+
+import collections
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import assert_exactly_once, crawl_in_subprocess
+
+from sst_cleaner.settings import load_config
+
+PARALLEL_CRAWLS = 3
+CRASH_MOD = 7  # crash_once: the first article page of bucket 3 of 7 kills its worker
+#: every article page of this bucket kills its worker: more crashes than MAX_RESTARTS
+CRASH_OFTEN = {"crash_mod": 2, "crash_bucket": 0}
+CRASH_INIT = "test_scrapy_runner.register_crashing_method"
+
+#: the same crawl in both modes; CETD is page-level and the model gets no refinement,
+#: so each page's text cannot depend on where or when it was cleaned
+SAME = dict(kinds=["dict", "status"], settings={"SST_SAMPLE_PAGES": 10, "SST_MAX_MODEL_PAGES": 10})
+
+CRAWLS = {
+    "process": dict(SAME, settings=dict(SAME["settings"], SST_WORKERS="process", SST_PROCESSES=2)),
+    "thread": dict(SAME, settings=dict(SAME["settings"], SST_WORKERS="thread")),
+    "crash_often": dict(crashing_method=True, settings={
+        "SST_METHOD": "crashing", "SST_PARAMS": CRASH_OFTEN, "SST_WORKER_INIT": CRASH_INIT,
+        "SST_WORKERS": "process", "SST_SAMPLE_PAGES": 5}),
+    # a method the workers do not know (no SST_WORKER_INIT): threads instead
+    "no_init": dict(faulty_method=True, max_pages=10, settings={
+        "SST_METHOD": "faulty", "SST_WORKERS": "process"}),
+}
+
+
+def _crash_once(workdir, url: str) -> dict:
+    marker = workdir / "crashed-url.txt"
+    params = {"crash_mod": CRASH_MOD, "crash_bucket": 3, "crash_marker": str(marker)}
+    result = crawl_in_subprocess(workdir, "crash_once", url=url, crashing_method=True, settings={
+        "SST_METHOD": "crashing", "SST_PARAMS": params, "SST_WORKER_INIT": CRASH_INIT,
+        "SST_WORKERS": "process", "SST_SAMPLE_PAGES": 5})
+    result["crashed_url"] = marker.read_text(encoding="utf-8") if marker.exists() else None
+    return result
+
+
+def _reuse_pair(workdir, url: str) -> tuple[dict, dict]:
+    """A thread-mode crawl saves the model; a process-mode crawl loads it in its worker."""
+    base = {"SST_MODEL_DIR": str(workdir / "models"), "SST_SAMPLE_PAGES": 5}
+    first = crawl_in_subprocess(workdir, "reuse-threads", url=url, max_pages=15,
+                                settings=dict(base, SST_WORKERS="thread"))
+    second = crawl_in_subprocess(workdir, "reuse-processes", url=url, max_pages=15,
+                                 settings=dict(base, SST_WORKERS="process"))
+    return first, second
+
+
+@pytest.fixture(scope="module")
+def crawls(demo_server, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("worker-crawls")
+    with ThreadPoolExecutor(max_workers=PARALLEL_CRAWLS) as pool:
+        futures = {"crash_once": pool.submit(_crash_once, workdir, demo_server.url),
+                   "reuse": pool.submit(_reuse_pair, workdir, demo_server.url)}
+        for name, cfg in CRAWLS.items():
+            futures[name] = pool.submit(crawl_in_subprocess, workdir, name, url=demo_server.url, **cfg)
+        yield futures
+        for future in futures.values():
+            future.cancel()
+
+
+def _sst(result: dict, key: str) -> float:
+    return result["stats"].get(f"sst/{key}", 0)
+
+
+def _exactly_once(result: dict) -> None:
+    assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
+
+
+def _check_flags(result: dict) -> list[dict]:
+    """Items with text are flagged cleaned/fallback, items without are flagged error, and
+    every page whose cleaning failed is counted once in sst/errors/clean; returns the
+    error items."""
+    errors = []
+    for r in result["received"]:
+        if r["text"]:
+            assert r["status"] in ("cleaned", "fallback"), r
+        else:
+            assert r["status"] == "error", r
+            errors.append(r)
+    pages = {r["id"].split("#", 1)[0] for r in errors}
+    assert _sst(result, "errors/clean") == len(pages)
+    assert _sst(result, "errors") == sum(v for k, v in result["stats"].items() if k.startswith("sst/errors/"))
+    return errors
+
+
+def test_process_mode_cleans_in_worker_processes_like_threads(crawls):
+    proc, thread = crawls["process"].result(), crawls["thread"].result()
+    for result in (proc, thread):
+        _exactly_once(result)
+        assert result["stats"]["finish_reason"] == "finished"
+        assert len(result["yielded"]) == 60
+        assert all(r["text"] and r["status"] == "cleaned" for r in result["received"])
+        assert _sst(result, "models_built") == 1 and _sst(result, "errors") == 0
+    assert _sst(proc, "worker_processes") == 2
+    assert "2 worker process(es) started" in proc["log"]
+    assert _sst(thread, "worker_processes") == 0 and "worker process" not in thread["log"]
+    # same pages, same text, whichever process cleaned them
+    assert {r["id"]: r["text"] for r in proc["received"]} == {r["id"]: r["text"] for r in thread["received"]}
+
+
+def test_worker_crash_loses_no_item_and_the_worker_restarts(crawls):
+    result = crawls["crash_once"].result()
+    _exactly_once(result)
+    assert result["stats"]["finish_reason"] == "finished"
+    assert result["crashed_url"], "no worker crashed: the test proves nothing"
+    assert _sst(result, "worker_crashes") == 1 and _sst(result, "worker_restarts") == 1
+    assert "died" in result["log"] and "starting a new one" in result["log"]
+    errors = _check_flags(result)
+    # the page being cleaned when its worker died: its items are delivered, uncleaned;
+    # the calls queued behind it went to the new worker, which got the site's model
+    # back, so every other item is cleaned by the site model
+    crashed_path = "/" + result["crashed_url"].split("/", 3)[3]
+    assert errors and all(r["id"].startswith(crashed_path + "#") for r in errors)
+    assert _sst(result, "errors/clean") == 1
+    assert all(r["status"] == "cleaned" for r in result["received"] if r not in errors)
+
+
+def test_worker_crashing_again_and_again_falls_back_to_threads(crawls):
+    result = crawls["crash_often"].result()
+    _exactly_once(result)
+    assert result["stats"]["finish_reason"] == "finished"
+    assert _sst(result, "worker_restarts") == 3  # workers.MAX_RESTARTS
+    assert _sst(result, "worker_crashes") == 4
+    assert "go on in threads" in result["log"]
+    _check_flags(result)
+    assert _sst(result, "errors/clean") == 4  # one page per crash: the one being cleaned
+    # after the fall-back, the pages that killed workers are cleaned in threads (the
+    # method crashes only inside a worker process) with the site's model
+    assert any(r["status"] == "cleaned" for r in result["received"])
+    assert _sst(result, "status/cleaned") + _sst(result, "status/fallback") > _sst(result, "status/error")
+
+
+def test_method_unknown_to_the_workers_falls_back_to_threads(crawls):
+    result = crawls["no_init"].result()
+    _exactly_once(result)
+    assert "worker processes could not start" in result["log"] and "SST_WORKER_INIT" in result["log"]
+    assert _sst(result, "errors/workers") == 1
+    assert all(r["text"] for r in result["received"])
+
+
+def test_model_saved_by_threads_is_loaded_by_a_worker(crawls):
+    first, second = crawls["reuse"].result()
+    _exactly_once(first)
+    _exactly_once(second)
+    assert _sst(first, "models_saved") == 1 and _sst(first, "worker_processes") == 0
+    assert _sst(second, "models_loaded") == 1 and _sst(second, "worker_processes") >= 1
+    assert _sst(second, "models_built") == 0 and _sst(second, "items_held") == 0
+    # cleaned by the loaded model in the worker (not the page-level fallback), and saved
+    # again by the worker that refined it
+    assert all(r["text"] and r["status"] == "cleaned" for r in second["received"])
+    assert _sst(second, "models_saved") == 1
+
+
+# -- settings -------------------------------------------------------------------------------
+
+def test_worker_settings():
+    cfg = load_config({})
+    assert cfg.workers == "process" and cfg.processes >= 1 and cfg.worker_init is None
+    cfg = load_config({"SST_WORKERS": "thread", "SST_PROCESSES": "3", "SST_WORKER_INIT": "a.b"})
+    assert (cfg.workers, cfg.processes, cfg.worker_init) == ("thread", 3, "a.b")
+    with pytest.raises(ValueError, match="SST_WORKERS"):
+        load_config({"SST_WORKERS": "fork"})
+    with pytest.raises(ValueError, match="SST_PROCESSES"):
+        load_config({"SST_PROCESSES": 0})
+    with pytest.raises(ValueError, match="SST_WORKER_INIT"):
+        load_config({"SST_WORKER_INIT": print})
+
+
+def test_sites_are_pinned_to_workers_stably():
+    from sst_cleaner.workers import WorkerPool
+
+    pool = WorkerPool(3, "cetd", {})
+    keys = [f"site{i}.example" for i in range(60)]
+    first = [pool.index(k) for k in keys]
+    assert first == [WorkerPool(3, "cetd", {}).index(k) for k in keys]  # not per-process hash()
+    assert set(first) == {0, 1, 2}
+    assert collections.Counter(first).most_common(1)[0][1] < 40
