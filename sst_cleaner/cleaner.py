@@ -25,7 +25,7 @@ import time
 from typing import Any, Callable, Iterable, Optional, Union
 
 from .dom import HtmlInput, PreparedPage, parse_html
-from .limits import Limits, run_with_budget, whole_page_result
+from .limits import BudgetExceeded, Limits, PageBudgets, run_with_budget, whole_page_result
 from .result import CleanResult
 
 PageInput = Union[HtmlInput, tuple]
@@ -99,7 +99,8 @@ class SiteCleaner:
         self.limits = limits
         #: wall seconds spent learning this site (compared with limits.site_time_budget)
         self.build_seconds = 0.0
-        #: pages not learnt from because the site's build budget was spent
+        #: pages not learnt from because the site's build budget, or the page's own
+        #: time budget, was spent
         self.skipped_pages = 0
         #: "ok", "partial" (some pages skipped) or "over_budget" (fit interrupted: unfitted)
         self.fit_status = "ok"
@@ -112,19 +113,51 @@ class SiteCleaner:
         Within ``limits.site_time_budget``: pages stop being read when half of it is
         spent (the rest are counted in ``skipped_pages``), and a method ``fit`` that
         overruns it is interrupted and discarded (``fit_status == "over_budget"``: the
-        cleaner is left unfitted and cleans page by page).
+        cleaner is left unfitted and cleans page by page). Each page's own learning
+        (parsing included) is bounded by ``limits.page_time_budget``: a page that
+        overruns it is dropped (counted in ``skipped_pages``) and the model is learnt
+        again from the other pages, so it never holds half a page.
         """
         start = time.monotonic()
         budget = self.limits.site_time_budget
-        prepared, skipped = [], 0
+        page_budget = self.limits.page_time_budget
+        prepared: list[PreparedPage] = []
+        page_left: list[float] = []  # each page's budget left after its parsing
+        skipped = 0
         for p in pages:
-            if budget and time.monotonic() - start > budget / 2:
+            t0 = time.monotonic()
+            if budget and t0 - start > budget / 2:
                 skipped += 1
                 continue
-            prepared.append(_as_page(p, limits=self.limits))
-        impl = _METHODS[self.method](**self.params)
-        remaining = budget - (time.monotonic() - start) if budget else None
-        ok, _ = run_with_budget(impl.fit, remaining, prepared)
+            page = _as_page(p, limits=self.limits)
+            if page_budget:
+                left = page_budget - (time.monotonic() - t0)
+                if left <= 0:
+                    skipped += 1
+                    continue
+                page_left.append(left)
+            prepared.append(page)
+        while True:
+            impl = _METHODS[self.method](**self.params)
+            remaining = budget - (time.monotonic() - start) if budget else None
+            if remaining is not None and remaining <= 0:
+                ok = False
+                break
+            seq = PageBudgets(prepared, page_left) if page_budget else prepared
+            try:
+                ok, _ = run_with_budget(impl.fit, remaining, seq)
+            except BudgetExceeded:
+                culprit = seq.fired() if isinstance(seq, PageBudgets) else None
+                if culprit is None:
+                    raise  # an enclosing budget: not ours
+                # the method was cut inside this page: learn again without it
+                del prepared[culprit], page_left[culprit]
+                skipped += 1
+                continue
+            finally:
+                if isinstance(seq, PageBudgets):
+                    seq.disarm()
+            break
         if not ok:
             impl = _METHODS[self.method](**self.params)
         self._impl = impl

@@ -243,19 +243,41 @@ _START_TAG = re.compile(r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r")*+")
 _ONE_ATTR = re.compile(r"[\s/]++" + _ATTR)
 
 
+_SHORT_TAGS: dict[int, "re.Pattern[str]"] = {}
+
+
+def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
+    """Text, stray ``<`` and start tags with fewer than ``max_attributes`` attributes, as
+    one possessive run: the scan for over-long tags stays in C (one match per page on
+    ordinary pages, one per long tag otherwise). A start tag is tokenised exactly as by
+    ``_START_TAG``; a tag with ``max_attributes`` or more ends the run."""
+    pat = _SHORT_TAGS.get(max_attributes)
+    if pat is None:
+        tag = (r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+"
+               r"(?![\s/]++" + _ATTR + r")")
+        pat = re.compile(r"(?:[^<]++|<(?![A-Za-z])|" + tag + r")*+")
+        if len(_SHORT_TAGS) < 8:
+            _SHORT_TAGS[max_attributes] = pat
+    return pat
+
+
 def _cap_attributes(html: str, max_attributes: int) -> str:
     """Keep the first ``max_attributes`` attributes of every start tag.
 
     libxml2's HTML parser checks each new attribute name against all earlier ones of the
     tag: 100,000 distinct attributes on one element took 55 s of uninterruptible C time.
-    Only tags long enough to hold that many attributes are looked at (each takes at
-    least 2 characters), so ordinary pages cost one linear regex scan (4 ms for 0.6 MB).
+    The page is skipped over in C up to each tag with ``max_attributes`` or more
+    attributes (:func:`_short_tags_pattern`), so an ordinary page costs one linear regex
+    scan and no Python-level step per tag.
     """
+    if len(html) <= 2 * max_attributes:  # each attribute takes at least 2 characters
+        return html
+    skip = _short_tags_pattern(max_attributes)
     pieces: list[str] = []
     last = 0
-    for m in _START_TAG.finditer(html):
-        if m.end() - m.start() <= 2 * max_attributes:
-            continue
+    pos = skip.match(html).end()
+    while pos < len(html):
+        m = _START_TAG.match(html, pos)  # a start tag with max_attributes or more
         name_end = m.start() + 1
         while name_end < m.end() and not (html[name_end].isspace() or html[name_end] == "/"):
             name_end += 1
@@ -267,24 +289,33 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
         if cut is not None and cut < m.end():
             pieces.append(html[last:cut])
             last = m.end()
+        pos = skip.match(html, m.end()).end()
     if not pieces:
         return html
     pieces.append(html[last:])
     return "".join(pieces)
 
 
+# the same characters, checked on UTF-8 bytes: one C-level translate and three substring
+# searches, several times cheaper than the regex search on a str
+_NON_XML_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else i for i in range(256))
+
+
 def _sanitize_text(text: str) -> str:
     # lxml rejects NUL and lone surrogates in str input; they are never meaningful text
     if "\x00" in text:
         text = text.replace("\x00", "")
-    if _NON_XML_CHARS.search(text):
-        text = _NON_XML_CHARS.sub(" ", text)
-    if not text.isascii():
-        text = cap_nonstarter_runs(text)
     try:
-        text.encode("utf-8")
+        data: Optional[bytes] = text.encode("utf-8")
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode("utf-8")
+        data = None
+    if (data is None or b"\x00" in data.translate(_NON_XML_BYTES) or b"\xef\xbf\xbe" in data
+            or b"\xef\xbf\xbf" in data):
+        if _NON_XML_CHARS.search(text):
+            text = _NON_XML_CHARS.sub(" ", text)
+    if not text.isascii():
+        text = cap_nonstarter_runs(text)
     return text
 
 
@@ -342,10 +373,34 @@ def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[st
     if deep or limits.max_depth < LIBXML2_MAX_DEPTH:
         dropped += _cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
     clean_tree(doc)
+    # character references and joined tails can make new runs of combining marks
+    if "&" in html or not html.isascii():
+        _cap_tree_runs(doc)
     body = doc.find("body")
     if body is None:
         body = etree.SubElement(doc, "body")
     return PreparedPage(body, title, url, truncated=truncated, dropped_elements=dropped)
+
+
+def _cap_tree_runs(doc: etree._Element) -> None:
+    """Cut runs of combining marks in the tree's text nodes to 30, like the page text
+    before parsing (:func:`cap_nonstarter_runs`). Character references (``&#x301;``
+    40,000 times) are decoded by the parser, and removing hidden elements joins their
+    tails, so runs can appear after the text was capped; a method tokenising a raw text
+    node would spend seconds in NFKC. One C-level concatenation and one regex search
+    decide whether any text node needs it."""
+    text = doc.xpath("string()")
+    if text.isascii():
+        return
+    bmp, full = _nonstarter_run_patterns()
+    astral = len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
+    if not (full if astral else bmp).search(text):
+        return
+    for el in doc.iter():
+        if el.text and not el.text.isascii():
+            el.text = cap_nonstarter_runs(el.text)
+        if el.tail and not el.tail.isascii():
+            el.tail = cap_nonstarter_runs(el.tail)
 
 
 def _cut_at_tag(data, limit: int):

@@ -7,7 +7,8 @@ site) cleans it, an unfitted one cleans it (the page-level path), and every
 ``--fit-every``-th case a fresh cleaner is fitted on ``[normal, case, normal]`` and cleans
 it. A *crash* is any exception, or a broken invariant (wrong result type, unknown status,
 a cap not honoured, a local file's content leaking through an external entity). A *slow*
-case is one operation over ``--max-seconds`` of CPU time. Both write a reproducer (the
+case is one operation over ``--max-seconds`` of CPU time, or a case whose operations for
+one method (``parse_html`` plus that method's cleans and fit) sum to more than that. Both write a reproducer (the
 input bytes and a note) to ``--out``.
 
 Case kinds: random bytes; garbled real-looking HTML (truncated, bytes flipped, ranges cut
@@ -305,7 +306,7 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
     unfitted = {m: SiteCleaner(method=m) for m in methods}
     failures: list[Failure] = []
     slowest = (0.0, 0.0, None)  # cpu, wall, (index, kind, step)
-    slowest_case = (0.0, None)
+    slowest_case = {m: (0.0, None) for m in methods}  # per method: (cpu, (index, kind))
     by_kind: dict[str, int] = {}
     statuses: dict[str, int] = {}
     rss_jump = (0.0, None)
@@ -315,14 +316,17 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
         kind, data, encoding = make_case(seed, index, scale)
         by_kind[kind] = by_kind.get(kind, 0) + 1
         rss_before = _maxrss_mb()
-        case_cpu = 0.0
-        steps: list[tuple[str, Callable, tuple]] = [("parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())]
+        n_failed = len(failures)
+        # a case's cost for one method: parse_html plus that method's operations
+        case_cpu = {m: 0.0 for m in methods}
+        steps: list[tuple[Optional[str], str, Callable, tuple]] = [
+            (None, "parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())]
         for m in methods:
-            steps.append((f"{m}.clean(fitted)", fitted[m].clean, (data,)))
-            steps.append((f"{m}.clean(unfitted)", unfitted[m].clean, (data,)))
+            steps.append((m, f"{m}.clean(fitted)", fitted[m].clean, (data,)))
+            steps.append((m, f"{m}.clean(unfitted)", unfitted[m].clean, (data,)))
             if fit_every and index % fit_every == 0:
-                steps.append((f"{m}.fit+clean", _fit_and_clean, (m, site[0], data, site[1])))
-        for step, fn, args in steps:
+                steps.append((m, f"{m}.fit+clean", _fit_and_clean, (m, site[0], data, site[1])))
+        for m, step, fn, args in steps:
             try:
                 value, cpu, wall = _timed(fn, *args)
                 if isinstance(value, CleanResult):
@@ -331,14 +335,20 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
             except Exception:  # every exception is a finding
                 failures.append(_record(out, seed, index, kind, "crash", step, traceback.format_exc(), data, encoding))
                 continue
-            case_cpu += cpu
+            for name in ([m] if m else methods):
+                case_cpu[name] += cpu
             if cpu > slowest[0]:
                 slowest = (cpu, wall, (index, kind, step))
             if cpu > max_seconds:
                 failures.append(_record(out, seed, index, kind, "slow", step,
                                         f"{cpu:.2f} s CPU ({wall:.2f} s wall)", data, encoding))
-        if case_cpu > slowest_case[0]:
-            slowest_case = (case_cpu, (index, kind))
+        for m in methods:
+            if case_cpu[m] > slowest_case[m][0]:
+                slowest_case[m] = (case_cpu[m], (index, kind))
+        worst = max(methods, key=lambda name: case_cpu[name])
+        if case_cpu[worst] > max_seconds and not any(f.index == index for f in failures[n_failed:]):
+            failures.append(_record(out, seed, index, kind, "slow", f"parse_html+{worst}.*",
+                                    f"{case_cpu[worst]:.2f} s CPU for the whole case", data, encoding))
         jump = _maxrss_mb() - rss_before
         if jump > rss_jump[0]:
             rss_jump = (jump, (index, kind))
@@ -350,7 +360,7 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
         "slow": sum(1 for f in failures if f.what == "slow"),
         "slowest_step": {"cpu_s": round(slowest[0], 3), "wall_s": round(slowest[1], 3),
                          "case": slowest[2]},
-        "slowest_case_total_cpu_s": round(slowest_case[0], 3), "slowest_case": slowest_case[1],
+        "slowest_case": {m: {"cpu_s": round(c, 3), "case": where} for m, (c, where) in slowest_case.items()},
         "peak_rss_mb": round(_maxrss_mb(), 1),
         "largest_rss_growth_mb": round(rss_jump[0], 1), "largest_rss_growth_case": rss_jump[1],
         "statuses": statuses, "kinds": by_kind,
@@ -387,7 +397,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--case", type=int, default=None, help="replay only this case index")
     ap.add_argument("--methods", default=None, help="comma-separated (default: every registered method)")
     ap.add_argument("--out", default="fuzz-failures", help="folder for reproducers (default ./fuzz-failures)")
-    ap.add_argument("--max-seconds", type=float, default=2.0, help="CPU seconds allowed per operation")
+    ap.add_argument("--max-seconds", type=float, default=2.0, help="CPU seconds allowed per operation and per case and method (default 2)")
     ap.add_argument("--scale", type=float, default=1.0, help="size factor of the heavy cases")
     ap.add_argument("--fit-every", type=int, default=5, help="fit a fresh cleaner on every k-th case")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -403,7 +413,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"crashes {report['crashes']}, slow (> {args.max_seconds} s CPU) {report['slow']}")
         s = report["slowest_step"]
         print(f"slowest operation: {s['cpu_s']} s CPU / {s['wall_s']} s wall, case {s['case']}")
-        print(f"slowest case (all operations): {report['slowest_case_total_cpu_s']} s CPU, case {report['slowest_case']}")
+        for m, sc in report["slowest_case"].items():
+            print(f"slowest case for {m} (parse_html + its operations): {sc['cpu_s']} s CPU, case {sc['case']}")
         print(f"peak memory: {report['peak_rss_mb']} MB RSS (largest growth {report['largest_rss_growth_mb']} MB, "
               f"case {report['largest_rss_growth_case']})")
         print(f"result statuses: {report['statuses']}")

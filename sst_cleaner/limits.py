@@ -80,9 +80,9 @@ class Limits:
     """
 
     max_page_bytes: int = 5_000_000
-    max_tags: int = 200_000
+    max_tags: int = 50_000
     max_attributes: int = 1_000
-    max_elements: int = 20_000
+    max_elements: int = 10_000
     max_depth: int = LIBXML2_MAX_DEPTH
     page_time_budget: Optional[float] = 1.0
     site_time_budget: Optional[float] = 120.0
@@ -231,6 +231,54 @@ def run_with_budget(fn: Callable[..., T], seconds: Optional[float], *args: Any, 
             return False, None
         raise  # not ours: an enclosing budget ran out
     return True, value
+
+
+class PageBudgets:
+    """A list of pages whose iteration gives each page its own deadline.
+
+    A method's ``fit`` walks its pages with ``for page in pages``; handed this sequence
+    instead of a list, each step of that walk arms a deadline of ``budgets[i]`` seconds
+    for page ``i`` (replacing the previous page's), and the end of the walk disarms it.
+    When a page overruns, :class:`BudgetExceeded` is raised inside the ``fit`` and
+    :meth:`fired` names the page, so the caller can drop it and fit again on the others
+    (see ``SiteCleaner.fit``). Work a method does after the walk (scoring the model) is
+    not a page's and runs under the enclosing budget only. Always call :meth:`disarm`
+    when the ``fit`` is over, however it ended.
+    """
+
+    def __init__(self, items: list, budgets: list[float]):
+        if len(items) != len(budgets):
+            raise ValueError("one budget per page")
+        self._items = items
+        self._budgets = budgets
+        self._token: Optional[int] = None
+        self._entry: Optional[list] = None
+        self._current: Optional[int] = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i):
+        return self._items[i]
+
+    def __iter__(self):
+        for i, item in enumerate(self._items):
+            self.disarm()
+            self._current = i
+            self._token, self._entry = _WATCHDOG.arm(self._budgets[i])
+            yield item
+        self.disarm()
+
+    def disarm(self) -> None:
+        if self._token is not None:
+            _WATCHDOG.disarm(self._token)
+            self._token = None  # after: an interrupt inside disarm leaves it to retry
+
+    def fired(self) -> Optional[int]:
+        """Index of the page whose deadline passed, or None."""
+        if self._entry is not None and self._entry[2]:
+            return self._current
+        return None
 
 
 def whole_page_result(page, method: str):

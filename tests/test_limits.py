@@ -25,7 +25,7 @@ def _max_depth(page) -> int:
 # -- Limits -------------------------------------------------------------------------------
 def test_limits_defaults_and_validation():
     lim = Limits()
-    assert lim.max_page_bytes == 5_000_000 and lim.max_elements == 20_000 and lim.max_depth == 256
+    assert lim.max_page_bytes == 5_000_000 and lim.max_elements == 10_000 and lim.max_tags == 50_000 and lim.max_depth == 256
     for bad in ({"max_elements": 0}, {"max_elements": 10}, {"max_depth": 3}, {"max_depth": 5000},
                 {"max_page_bytes": -1}, {"max_tags": 1.5}, {"page_time_budget": -1.0},
                 {"site_time_budget": float("nan")}, {"page_time_budget": float("inf")}, {"max_elements": True}):
@@ -173,6 +173,33 @@ def test_zalgo_page_through_character_references_is_fast():
     assert time.process_time() - t0 < 2.0
 
 
+def test_combining_runs_made_by_character_references_are_capped_in_the_tree():
+    # raw runs are capped before parsing; the parser decodes these into one text node
+    html = "<html><body><p>x" + "&#x301;&#x316;" * 2000 + " end</p></body></html>"
+    page = parse_html(html)
+    text = page.root.find("p").text
+    assert text == "x" + "\u0301\u0316" * 15 + " end"
+    ordinary = "<html><body><p>caf&eacute; e&#x301; &amp; na\u00efve</p></body></html>"
+    assert parse_html(ordinary).root.find("p").text == "caf\u00e9 e\u0301 & na\u00efve"
+
+
+def test_combining_runs_made_by_joining_hidden_elements_tails_are_capped():
+    html = "<html><body><div>x" + "<span hidden>h</span>\u0301" * 200 + "</div></body></html>"
+    div = parse_html(html).root.find("div")
+    assert div.text == "x" + "\u0301" * MAX_NONSTARTERS and len(div) == 0
+
+
+def test_attribute_cap_reads_quoted_values_like_the_parser():
+    # ">" inside a quoted value does not end the tag: the 4th attribute and later go
+    lim = Limits(max_attributes=3)
+    html = ("<html><body><div a='>' b=\"<p>\" c=x d=y e=z>kept</div>"
+            "<p q=1 r=2 s=3>three</p></body></html>")
+    page = parse_html(html, limits=lim)
+    div, p = page.root.find("div"), page.root.find("p")
+    assert dict(div.attrib) == {"a": ">", "b": "<p>", "c": "x"} and div.text == "kept"
+    assert dict(p.attrib) == {"q": "1", "r": "2", "s": "3"} and not page.truncated
+
+
 # -- watchdog ---------------------------------------------------------------------------------
 def _spin(seconds):
     end = time.monotonic() + seconds
@@ -292,6 +319,36 @@ def test_fit_over_site_budget_is_discarded_and_cleaner_still_cleans(slow_method)
     assert cleaner.fit_status == "over_budget" and cleaner.n_pages == 0
     cleaner._impl.delay = 0.0
     assert cleaner.clean(PAGE).status == "ok"
+
+
+class _OnePageSlow(_SlowMethod):
+    """fit walks its pages; learning a page holding "SLOW" spins for 30 s."""
+
+    def fit(self, pages):
+        self.n_pages = 0
+        self.seen = []
+        for page in pages:
+            if "SLOW" in element_text(page.root):
+                _spin(30.0)
+            self.seen.append(element_text(page.root))
+            self.n_pages += 1
+
+
+def test_fit_drops_a_page_whose_learning_overruns_the_page_budget():
+    register_method("_one_slow")(_OnePageSlow)
+    try:
+        slow = "<html><body><p>SLOW page</p></body></html>"
+        cleaner = SiteCleaner(method="_one_slow", page_time_budget=0.3)
+        t0 = time.monotonic()
+        cleaner.fit([PAGE, slow, PAGE])
+        assert time.monotonic() - t0 < 5.0
+        # learnt again from the other pages only: no trace of the half-learnt one
+        assert cleaner.n_pages == 2 and cleaner._impl.seen == ["One paragraph. Two paragraph."] * 2
+        assert cleaner.skipped_pages == 1 and cleaner.fit_status == "partial"
+        ok = SiteCleaner(method="_one_slow", page_time_budget=0.3).fit([PAGE, PAGE])
+        assert ok.fit_status == "ok" and ok.skipped_pages == 0 and ok.n_pages == 2
+    finally:
+        _METHODS.pop("_one_slow", None)
 
 
 def test_partial_fit_stops_learning_once_site_budget_is_spent(slow_method):
