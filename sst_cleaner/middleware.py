@@ -5,11 +5,15 @@ Life of an item::
 
     spider yields item from page P of site S
       S has a model        -> item passes straight on; P refines the model (partial_fit,
-                              in a worker thread) until it has SST_MAX_MODEL_PAGES pages
+                              in S's worker) until it has SST_MAX_MODEL_PAGES pages
       S has no model yet   -> item is *held*; P joins S's sample
-      S reaches SST_SAMPLE_PAGES -> the model is fitted in a worker thread (the reactor
+      S reaches SST_SAMPLE_PAGES -> the model is fitted in S's worker (the reactor
                               keeps downloading); the response that completed the sample
                               waits for it and then releases every held item of S
+
+"Worker" is a worker process (``SST_WORKERS = "process"``, the default; each site pinned
+to one) or a worker thread (``"thread"``): see :mod:`sst_cleaner.workers` and
+:class:`~sst_cleaner.site_models.SiteModelStore`.
 
 Bounds (memory never grows without limit): held items and held page bytes across all
 sites are capped by SST_MAX_HELD_ITEMS / SST_MAX_HELD_BYTES. Past a cap, the site held
@@ -441,7 +445,7 @@ class SSTSpiderMiddleware:
 
     # -- models ------------------------------------------------------------------------------
     def _build(self, hold: _SiteHold, reason: str) -> Optional[Deferred]:
-        """Start fitting ``hold``'s site in a worker thread; its items are released when
+        """Start fitting ``hold``'s site in its worker; its items are released when
         the fit ends. Returns the Deferred to wait on (None: released at once).
 
         The hold is marked ``building`` here, synchronously, so no other response can

@@ -6,9 +6,10 @@ model (or has been given up to the page-level fallback) before the item gets her
 this pipeline never waits for a model to be built.
 
 Cleaning a page is CPU work (parse + one pass of the model), a few milliseconds for a
-usual page but unbounded for a huge one, so it runs in the store's worker threads
-(``SST_THREADS``) and the reactor only awaits the result: downloads go on while pages
-are cleaned. Items of the same page share one cleaning.
+usual page but unbounded for a huge one, so it runs in the page's site's worker process
+(``SST_WORKERS = "process"``) or in a worker thread (``"thread"``, ``SST_THREADS``), and
+the reactor only awaits the result: downloads go on while pages are cleaned. Items of
+the same page share one cleaning.
 
 Every item leaves with its outcome in ``SST_STATUS_FIELD`` (``sst_status``): how its text
 was made, or why it has none. Nothing here drops an item: a failure is flagged, counted

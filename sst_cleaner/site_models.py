@@ -5,10 +5,20 @@ and anything else that needs a site's model during a crawl (e.g. a link extracto
     key = store.site_key(url)       # "host" (default), "domain", or SST_SITE_KEY(url)
     cleaner = store.get(key)        # SiteCleaner, or None while the site has no model
 
-Thread model: all bookkeeping (dicts, counters) is touched only from the reactor thread;
-CPU work (fitting, refining, cleaning) runs in the store's thread pool through
-:meth:`SiteModelStore.run`, and every operation on one site's ``SiteCleaner`` holds that
-site's lock, because a method's ``partial_fit`` may mutate state that ``clean`` reads.
+Thread model: all bookkeeping (dicts, counters) is touched only from the reactor thread.
+CPU work (fitting, refining, cleaning: :meth:`SiteModelStore.build`, ``refine``, ``clean``)
+runs, by ``SST_WORKERS``:
+
+* ``"process"`` (default): in worker processes (:mod:`sst_cleaner.workers`), each site
+  pinned to one, which owns the site's ``SiteCleaner``. The store keeps a local copy of
+  each model as it was built or loaded (``get`` returns it: link extractors and the
+  fall-back to threads use it); refinements happen in the worker only, and the workers
+  save the refined models at close. A worker that dies fails the one call it was
+  running; the calls queued behind it go to a new worker, given its sites' models from
+  the local copies; after ``MAX_RESTARTS`` crashes the work moves to threads.
+* ``"thread"``: in the store's thread pool (:meth:`SiteModelStore.run`); every operation
+  on one site's ``SiteCleaner`` holds that site's lock, because a method's ``partial_fit``
+  may mutate state that ``clean`` reads.
 """
 from __future__ import annotations
 
