@@ -17,6 +17,7 @@ setup(
         "itemadapter>=0.8",
         "w3lib>=2.1",
         "snowballstemmer>=2.2",
+        "PyStemmer>=2.2",  # the C build of the same Snowball stemmer, used by snowballstemmer when present
         "scrapy>=2.13",
     ],
     extras_require={

@@ -49,18 +49,17 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     stack: list[TextBlock] = []  # open block elements
     states: list = []  # annotate's state of every open element (root first)
     anchor_depth = 0
-    # link chars are counted on the raw parts, then scaled after normalisation
-    link_raw: dict[int, int] = {}
+    # link chars are counted on the raw parts (in ``link_chars``), then capped after
+    # normalisation
 
     root_state = annotate(root, None) if annotate is not None else None
     root_block = TextBlock(root, "", root_state)
     blocks.append(root_block)
     stack.append(root_block)
-    link_raw[id(root_block)] = 0
     block_tags = BLOCK_TAGS
     for event, el in etree.iterwalk(root, events=("start", "end")):
         tag = el.tag
-        if not isinstance(tag, str):
+        if tag.__class__ is not str:  # comments, PIs, entities: not elements
             continue
         if el is root:
             if event == "start":
@@ -76,7 +75,6 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
                 blk = TextBlock(el, "", state)
                 blocks.append(blk)
                 stack.append(blk)
-                link_raw[id(blk)] = 0
             cur = stack[-1]
             if tag == "a":
                 anchor_depth += 1
@@ -87,7 +85,7 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
             if text:
                 cur.parts.append(text)
                 if anchor_depth:
-                    link_raw[id(cur)] += len(text.strip())
+                    cur.link_chars += len(text.strip())
         else:
             states.pop()
             if tag == "a":
@@ -99,7 +97,7 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
                 cur = stack[-1]
                 cur.parts.append(tail)
                 if anchor_depth:
-                    link_raw[id(cur)] += len(tail.strip())
+                    cur.link_chars += len(tail.strip())
     out: list[TextBlock] = []
     for blk in blocks:
         text = normalize_space("".join(blk.parts))
@@ -107,6 +105,6 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
         if not text:
             continue
         blk.text = text
-        blk.link_chars = min(len(text), link_raw.get(id(blk), 0))
+        blk.link_chars = min(len(text), blk.link_chars)
         out.append(blk)
     return out

@@ -190,10 +190,15 @@ _CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1"
 
 def _label_and_hints(el: etree._Element) -> tuple[str, int]:
     """:func:`style_label` and :func:`class_hints` of one element, reading its attributes once."""
-    attrib = el.attrib
-    if not attrib:
+    items = el.items()  # a plain list: cheaper than the ``attrib`` proxy
+    if not items:
         return el.tag, 0
-    raw = tuple(sorted((k, v) for k, v in attrib.items() if k in _STYLE_ATTR_SET and v))
+    if len(items) == 1:  # the common case (a class, an id, an href) needs no sort
+        k, v = items[0]
+        if v and k in _STYLE_ATTR_SET:
+            return _label_hints_of(el.tag, (items[0],))
+        return el.tag, 0
+    raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in _STYLE_ATTR_SET]))
     if not raw:
         return el.tag, 0
     return _label_hints_of(el.tag, raw)
