@@ -45,18 +45,19 @@ class Limits:
         input). A longer page is cut at the last ``<`` before the limit, so no tag is
         split, and then cleaned; the page is flagged ``truncated``. The largest page of
         the evaluation corpora is 0.63 MB.
-    ``max_tags`` (200,000): ``<`` characters considered before parsing. A page with more
-        is cut (at a tag boundary, at the proportional position) before parsing, so a
-        flood of tiny elements cannot make the C parser build millions of nodes; flagged
-        ``truncated``. Parsing cost is bounded by this, not by bytes.
+    ``max_tags`` (50,000): ``<`` characters considered before parsing (the corpora's
+        largest page has 13,401). A page with more is cut (at a tag boundary, at the
+        proportional position) before parsing, so a flood of tiny elements cannot make
+        the C parser build millions of nodes; flagged ``truncated``. Parsing cost is
+        bounded by this, not by bytes.
     ``max_attributes`` (1,000): attributes kept per start tag (real elements have a few
         dozen at most). Later ones are dropped before parsing, because libxml2 compares
         each attribute name with all earlier ones of the tag (quadratic: 100,000
         attributes cost 55 s). Not flagged: no text is lost.
-    ``max_elements`` (20,000): elements kept after parsing (counted after invisible
-        elements are dropped; the corpora's largest page has 6,000; the default method
-        spends about 40 us per element, so 20,000 keep a fit plus a clean under 2 s of
-        CPU). Elements past the
+    ``max_elements`` (10,000): elements kept after parsing (counted after invisible
+        elements are dropped; the corpora's largest page has 6,000; a method spends 20-40
+        us per element, so 10,000 keep a page's whole round - a clean with the site
+        model, one without, a fit and a clean - under 2 s of CPU). Elements past the
         cap in document order are dropped, counted in ``PreparedPage.dropped_elements``;
         flagged ``truncated``.
     ``max_depth`` (256): nesting depth kept (``html`` is depth 1). Deeper elements are
@@ -69,8 +70,12 @@ class Limits:
         parsing included. Past it, the method is interrupted and the page is *returned
         whole*: all its visible text as one informative block, ``CleanResult.status ==
         "over_budget"``. Whole rather than a cheaper extraction, because the budget is
-        already spent and losing nothing is the safe side for an item. ``None`` or 0
-        disables it.
+        already spent and losing nothing is the safe side for an item. It also bounds
+        each page's learning in ``SiteCleaner.fit`` (parsing included): a page that
+        overruns it is dropped (counted in ``skipped_pages``, ``fit_status ==
+        "partial"``) and the model is learnt again from the other pages, so it never
+        holds half a page. ``partial_fit`` is not interrupted (its page is added to a
+        live model); the input caps bound it. ``None`` or 0 disables it.
     ``site_time_budget`` (120.0 s): wall time for building one site model. ``fit`` stops
         parsing pages when it runs out and is interrupted past it (the half-built model is
         discarded, the cleaner stays unfitted and cleans page by page, ``fit_status ==
