@@ -179,59 +179,103 @@ class TreeEnsemble:
     number by construction).
     """
 
+    #: deepest tree accepted (a scorer file is data: a cycle or a very deep tree is refused)
+    MAX_DEPTH = 12
+
     def __init__(self, spec: dict, names: tuple = FEATURE_NAMES):
         import numpy as np
 
         if tuple(spec["features"]) != tuple(names):
             raise ValueError("scorer was trained on other features than this version computes")
         self.baseline = float(spec["baseline"])
-        trees = spec["trees"]
-        size = max((len(t["feature"]) for t in trees), default=1)
-        # all trees padded into [tree, node] arrays so a batch walks every tree at once
+        trees = [self._checked(t, len(names)) for t in spec["trees"]]
+        # Every tree is laid out as a *perfect* binary tree of the ensemble's depth D
+        # (node i has children 2i+1, 2i+2; a leaf shallower than D is copied down, under
+        # a split that sends everything left), so a batch walks all trees at once with
+        # D gathers and no per-tree bookkeeping.
+        depth = max((self._depth(t) for t in trees), default=0)
+        n_internal, n_leaves = 2 ** depth - 1, 2 ** depth
         k = max(1, len(trees))
-        self.feature = np.zeros((k, size), dtype=np.int64)
-        self.threshold = np.zeros((k, size))
-        self.left = np.zeros((k, size), dtype=np.int64)
-        self.right = np.zeros((k, size), dtype=np.int64)
-        self.leaf = np.ones((k, size), dtype=bool)
-        self.value = np.zeros((k, size))
-        depth = 1
-        for i, t in enumerate(trees):
-            arrs = (np.asarray(t["feature"], dtype=np.int64), np.asarray(t["threshold"], dtype=float),
-                    np.asarray(t["left"], dtype=np.int64), np.asarray(t["right"], dtype=np.int64),
-                    np.asarray(t["leaf"], dtype=bool), np.asarray(t["value"], dtype=float))
-            n = len(arrs[0])
-            if not all(a.ndim == 1 and len(a) == n for a in arrs) or n == 0:
-                raise ValueError("malformed tree")
-            if (arrs[0] < 0).any() or (arrs[0] >= len(names)).any():
+        feature = np.zeros((k, max(1, n_internal)), dtype=np.intp)
+        threshold = np.full((k, max(1, n_internal)), np.inf)
+        leaf_value = np.zeros((k, n_leaves))
+        for ti, (feat, thr, left, right, leaf, value) in enumerate(trees):
+            stack = [(0, 0, 0)]  # (node of the tree, slot in the perfect tree, level)
+            while stack:
+                node, slot, level = stack.pop()
+                if level == depth:
+                    leaf_value[ti, slot - n_internal] = value[node]
+                elif leaf[node]:
+                    # x > inf is never true: every row goes left, to the copy of the leaf
+                    stack.append((node, 2 * slot + 1, level + 1))
+                else:
+                    feature[ti, slot] = feat[node]
+                    threshold[ti, slot] = thr[node]
+                    stack.append((left[node], 2 * slot + 1, level + 1))
+                    stack.append((right[node], 2 * slot + 2, level + 1))
+        self.depth = depth
+        self.n_trees = k
+        self.n_internal = n_internal
+        self._stride = max(1, n_internal)  # row length of the internal-node arrays
+        self._feature = feature.ravel()
+        self._threshold = threshold.ravel()
+        self._leaf_value = leaf_value.ravel()
+        self._n_leaves = n_leaves
+
+    @staticmethod
+    def _checked(t: dict, n_features: int) -> tuple:
+        feat, thr = list(map(int, t["feature"])), list(map(float, t["threshold"]))
+        left, right = list(map(int, t["left"])), list(map(int, t["right"]))
+        leaf, value = list(map(bool, t["leaf"])), list(map(float, t["value"]))
+        n = len(feat)
+        if n == 0 or not all(len(a) == n for a in (thr, left, right, leaf, value)):
+            raise ValueError("malformed tree")
+        for i in range(n):  # leaves too: a file with any index out of range is corrupt
+            if not 0 <= feat[i] < n_features:
                 raise ValueError("tree feature index out of range")
-            for a in (arrs[2], arrs[3]):
-                if ((a < 0) | (a >= n)).any():
-                    raise ValueError("tree child index out of range")
-            self.feature[i, :n], self.threshold[i, :n], self.left[i, :n] = arrs[0], arrs[1], arrs[2]
-            self.right[i, :n], self.leaf[i, :n], self.value[i, :n] = arrs[3], arrs[4], arrs[5]
-            depth = max(depth, int(t.get("depth", n)))
-        self.max_depth = min(depth, size)
+            if not (0 <= left[i] < n and 0 <= right[i] < n):
+                raise ValueError("tree child index out of range")
+        return feat, thr, left, right, leaf, value
+
+    @classmethod
+    def _depth(cls, t: tuple) -> int:
+        """Depth of the deepest leaf; a tree deeper than MAX_DEPTH (or a cycle) is refused."""
+        _feat, _thr, left, right, leaf, _value = t
+        deepest = 0
+        stack = [(0, 0)]
+        while stack:
+            node, level = stack.pop()
+            if level > cls.MAX_DEPTH:
+                raise ValueError(f"tree deeper than {cls.MAX_DEPTH} levels (or cyclic)")
+            if leaf[node]:
+                deepest = max(deepest, level)
+            else:
+                stack.append((left[node], level + 1))
+                stack.append((right[node], level + 1))
+        return deepest
 
     def predict(self, X):
-        """Probability for each row of ``X`` (rows = sentences, columns = FEATURE_NAMES)."""
+        """Probability for each row of ``X`` (rows = sentences, columns = FEATURE_NAMES).
+
+        A row goes left when ``x[feature] <= threshold`` (NaN never occurs: every feature
+        is a number by construction).
+        """
         import numpy as np
 
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or not len(X):
             return np.zeros(0)
-        n_trees = self.feature.shape[0]
-        tree_ix = np.arange(n_trees)[None, :]
-        row_ix = np.arange(len(X))[:, None]
-        idx = np.zeros((len(X), n_trees), dtype=np.int64)
-        for _ in range(self.max_depth + 1):
-            live = ~self.leaf[tree_ix, idx]
-            if not live.any():
-                break
-            go_left = X[row_ix, self.feature[tree_ix, idx]] <= self.threshold[tree_ix, idx]
-            nxt = np.where(go_left, self.left[tree_ix, idx], self.right[tree_ix, idx])
-            idx = np.where(live, nxt, idx)
-        z = self.baseline + self.value[tree_ix, idx].sum(axis=1)
+        n, n_cols = X.shape
+        flat_x = X.ravel()
+        row_base = (np.arange(n, dtype=np.intp) * n_cols)[:, None]
+        tree_base = (np.arange(self.n_trees, dtype=np.intp) * self._stride)[None, :]
+        slot = np.zeros((n, self.n_trees), dtype=np.intp)
+        for _ in range(self.depth):
+            at = tree_base + slot
+            go_right = flat_x.take(row_base + self._feature.take(at)) > self._threshold.take(at)
+            slot = 2 * slot + 1 + go_right
+        leaf_base = (np.arange(self.n_trees, dtype=np.intp) * self._n_leaves)[None, :]
+        z = self.baseline + self._leaf_value.take(leaf_base + slot - self.n_internal).sum(axis=1)
         return 1.0 / (1.0 + np.exp(-z))
 
 
