@@ -228,7 +228,10 @@ class SSTSpiderMiddleware:
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
-        crawler.signals.connect(self._request_dropped, signal=signals.request_dropped)
+        # request_dropped is listened to only while a flush request is out: the dupefilter
+        # sends it for every duplicate link, and a receiver makes each of those cost
+        self._listening_drops = False
+        self._peaks = (-1, -1)  # the peaks already written to the stats
         crawler.signals.connect(self._item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self._item_gone, signal=signals.item_error)
 
@@ -247,6 +250,7 @@ class SSTSpiderMiddleware:
             return
         if not self._flush_scheduled and not self._direct_flush:
             self._flush_scheduled = True
+            self._listen_drops(True)
             self.store.inc("flushes")
             request = Request(FLUSH_URL, callback=_noop_callback, errback=self._flush_failed,
                               dont_filter=True, priority=1_000_000,
@@ -266,10 +270,17 @@ class SSTSpiderMiddleware:
         logger.warning("sst: flush request failed (%s); sending held items to the pipelines directly",
                        getattr(failure, "value", failure))
         self._flush_scheduled = False
+        self._listen_drops(False)
         scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
         if scraper is not None and not self._direct_flush:
             d = deferred_from_coro(self._flush_to_scraper(scraper, closing=False))
             d.addErrback(lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value))
+
+    def _listen_drops(self, on: bool) -> None:
+        if on != self._listening_drops:
+            self._listening_drops = on
+            (self.crawler.signals.connect if on else self.crawler.signals.disconnect)(
+                self._request_dropped, signal=signals.request_dropped)
 
     def _request_dropped(self, request: Any = None, **kwargs: Any) -> None:
         if request is not None and request.meta.get(FLUSH_META):
@@ -289,6 +300,7 @@ class SSTSpiderMiddleware:
             async for out in result:  # the no-op callback; anything else passes on
                 yield out
             self._flush_scheduled = False
+            self._listen_drops(False)
             await self._release_everything()
             while self._ready:
                 yield self._ready.popleft()
@@ -417,8 +429,11 @@ class SSTSpiderMiddleware:
         self._note_peaks()
 
     def _note_peaks(self) -> None:
-        self.store.max_stat("peak_held_bytes", self._held_bytes)
-        self.store.max_stat("peak_held_items", self._held_items)
+        peak_bytes, peak_items = self._peaks
+        if self._held_bytes > peak_bytes or self._held_items > peak_items:
+            self._peaks = (max(peak_bytes, self._held_bytes), max(peak_items, self._held_items))
+            self.store.max_stat("peak_held_bytes", self._held_bytes)
+            self.store.max_stat("peak_held_items", self._held_items)
 
     def _check_timeouts(self) -> list:
         """Fit sites held longer than SST_HOLD_TIMEOUT with the pages they have."""

@@ -246,7 +246,9 @@ class SiteModelStore:
     def close(self) -> None:
         global _ACTIVE
         try:
-            for future in list(self._outstanding):  # refinements not started: dropped
+            if self._pool is not None:  # refinements not started: dropped
+                self._pool.skip_refinements()
+            for future in list(self._outstanding):
                 future.cancel()
             if self._executor is not None:
                 # refinements not started yet are dropped; running ones finish first, so

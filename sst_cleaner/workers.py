@@ -5,12 +5,13 @@ Run in threads of the Scrapy process they hold the GIL the reactor needs, so a C
 crawl slows down by about the cleaning cost. In worker processes the reactor's process
 keeps its core; it only sends page bytes and receives the few fields the pipeline writes.
 
-Layout: ``n`` worker processes, each a one-process ``ProcessPoolExecutor`` started with
-the ``spawn`` context (forking a process that runs a Twisted reactor and threads is
-unsafe). Every site is pinned to one worker (``crc32(site key) % n``) and that worker owns
-the site's ``SiteCleaner``: it fits, refines, cleans, loads and saves it. One worker runs
-its calls one at a time, in the order they were sent, so a site's model is always built
-(or loaded) before the calls that use it, and never used by two calls at once.
+Layout: ``n`` worker processes started with the ``spawn`` context (forking a process that
+runs a Twisted reactor and threads is unsafe), each fed by its own queue (see
+:class:`_Worker` for why not ``ProcessPoolExecutor``). Every site is pinned to one worker
+(``crc32(site key) % n``) and that worker owns the site's ``SiteCleaner``: it fits,
+refines, cleans, loads and saves it. One worker runs its calls one at a time, in the
+order they were sent, so a site's model is always built (or loaded) before the calls
+that use it, and never used by two calls at once.
 
 This module's top half runs in the workers (module globals hold the worker's models);
 :class:`WorkerPool` is the Scrapy process's side: it submits calls and hands back
@@ -26,7 +27,7 @@ import pickle
 import sys
 import time
 import zlib
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -196,15 +197,47 @@ def _picklable(exc: BaseException) -> BaseException:
         return RuntimeError(f"{type(exc).__qualname__}: {exc}")
 
 
-def run_op(op: str, site: str, *args: Any) -> Any:
-    """Entry point of every call in a worker."""
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker (its ``__cause__`` in the Scrapy
+    process), so logged errors show where in the worker they happened."""
+
+    def __init__(self, tb: str):
+        super().__init__(tb)
+        self.tb = tb
+
+    def __str__(self) -> str:
+        return self.tb
+
+
+def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: dict,
+                 init: Optional[str]) -> None:
+    """A worker process: runs the calls of ``requests`` in order, answers on ``answers``.
+
+    A request is ``(seq, op, site, args)``; the answer ``(seq, ok, value)``, value being
+    the result or ``(exception, traceback text)``. ``None`` asks the worker to stop.
+    Refinements with ``seq <= skip.value`` are skipped (the crawl is closing).
+    """
+    import traceback
+
     try:
-        return _OPS[op](site, *args)
-    except Exception as exc:
-        err = _picklable(exc)
-        if err is exc:
-            raise
-        raise err from None
+        _init_worker(method, params, init)
+    except BaseException as exc:  # the Scrapy process falls back to threads
+        answers.send((-1, False, (_picklable(exc), traceback.format_exc())))
+        return
+    while True:
+        msg = requests.get()
+        if msg is None:
+            break
+        seq, op, site, args = msg
+        if op == "refine" and seq <= skip.value:
+            answers.send((seq, True, None))
+            continue
+        try:
+            answer = (seq, True, _OPS[op](site, *args))
+        except Exception as exc:
+            answer = (seq, False, (_picklable(exc), traceback.format_exc()))
+        answers.send(answer)
+    answers.close()
 
 
 # -- the Scrapy process's side -------------------------------------------------------------
@@ -238,16 +271,131 @@ def _main_not_imported():
                 main.__dict__[key] = value
 
 
+class _Worker:
+    """One worker process, the queue of its calls and the thread that reads its answers.
+
+    Why not ``ProcessPoolExecutor``: it hands a worker at most two calls at a time, and
+    its manager thread needs the GIL to hand over the next one. In a busy Scrapy process
+    the reactor thread holds the GIL most of the time, so the worker would often sit
+    idle between calls. Here calls are queued without limit (a ``multiprocessing.Queue``,
+    whose feeder thread writes them to the pipe ahead of time), so the worker always has
+    its backlog at hand; the Scrapy process's backpressure (Scrapy's limit on items in
+    progress, the held-item caps, ``SST_MAX_MODEL_PAGES``) bounds that backlog.
+    """
+
+    def __init__(self, index: int, ctx: Any, initargs: tuple):
+        import threading
+
+        self.index = index
+        self.requests = ctx.Queue()
+        self.skip = ctx.Value("q", -1, lock=False)
+        self._answers, answers_w = ctx.Pipe(duplex=False)
+        self.process = ctx.Process(target=_worker_main, name=f"sst-worker-{index}", daemon=True,
+                                   args=(self.requests, answers_w, self.skip) + initargs)
+        with _main_not_imported():
+            self.process.start()
+        answers_w.close()
+        self._lock = threading.Lock()
+        self._pending: dict[int, Future] = {}
+        self.broken: Optional[str] = None
+        self._reader = threading.Thread(target=self._read, name=f"sst-worker-{index}-answers", daemon=True)
+        self._reader.start()
+
+    def submit(self, seq: int, op: str, site: str, args: tuple) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self.broken is not None:
+                future.set_exception(BrokenProcessPool(self.broken))
+                return future
+            self._pending[seq] = future
+        self.requests.put((seq, op, site, args))
+        return future
+
+    def _read(self) -> None:
+        from multiprocessing.connection import wait
+
+        conn, sentinel = self._answers, self.process.sentinel
+        reason = None
+        while reason is None:
+            try:
+                ready = wait([conn, sentinel])
+                if conn in ready:
+                    self._answer(conn.recv())
+                    continue
+                while conn.poll():  # the worker has exited: its last answers first
+                    self._answer(conn.recv())
+            except (EOFError, OSError):
+                pass
+            except Exception as exc:  # an answer that cannot be unpickled...
+                logger.exception("sst: reading the answers of worker %d failed", self.index)
+                reason = f"worker process {self.index}: reading its answers failed: {exc!r}"
+                break
+            code = self.process.exitcode if not self.process.is_alive() else None
+            reason = (self.broken or f"worker process {self.index} (pid {self.process.pid}) "
+                      f"ended with exit code {code}")
+        self._fail_all(reason)
+
+    def _answer(self, msg: tuple) -> None:
+        seq, ok, value = msg
+        if seq == -1:  # the worker could not start
+            exc, tb = value
+            self.broken = f"worker process {self.index} could not start: {exc!r}"
+            return
+        with self._lock:
+            future = self._pending.pop(seq, None)
+        if future is None or not future.set_running_or_notify_cancel():
+            return  # cancelled at close: nobody waits for it
+        if ok:
+            future.set_result(value)
+        else:
+            exc, tb = value
+            exc.__cause__ = RemoteTraceback(tb)
+            future.set_exception(exc)
+
+    def _fail_all(self, reason: str) -> None:
+        with self._lock:
+            self.broken = reason
+            pending, self._pending = self._pending, {}
+        for seq in sorted(pending):  # in the order they were sent
+            future = pending[seq]
+            if future.set_running_or_notify_cancel():
+                future.set_exception(BrokenProcessPool(reason))
+
+    def alive(self) -> bool:
+        return self.broken is None and self.process.is_alive()
+
+    def stop(self, wait: bool = True, timeout: float = 60.0) -> None:
+        """Stop the worker after the calls already sent (``wait``), or at once."""
+        if self.process.is_alive() and self.broken is None:
+            try:
+                self.requests.put(None)
+            except Exception:
+                pass
+            if wait:
+                self.process.join(timeout)
+        if self.process.is_alive():
+            if wait or self.broken is not None:
+                self.process.terminate()
+                self.process.join(5)
+        self.requests.cancel_join_thread()  # never block the exit on a dead reader
+        self.requests.close()
+        if wait:
+            self._reader.join(5)
+
+
 class WorkerPool:
-    """``n`` single-process executors; each site is pinned to one of them."""
+    """``n`` worker processes; each site is pinned to one of them."""
 
     def __init__(self, n: int, method: str, params: dict, init: Optional[str] = None):
+        import itertools
         import multiprocessing
 
         self.n = max(1, int(n))
         self._ctx = multiprocessing.get_context("spawn")
         self._initargs = (method, dict(params), init)
-        self._execs: list[Optional[ProcessPoolExecutor]] = [None] * self.n
+        self._workers: list[Optional[_Worker]] = [None] * self.n
+        self._seq = itertools.count()
+        self.last_seq = -1
         self.generation = [0] * self.n  # bumped at each restart of a worker
         self.restarts = 0
 
@@ -255,52 +403,53 @@ class WorkerPool:
         """The worker a site is pinned to (stable across runs and processes)."""
         return zlib.crc32(site.encode("utf-8", "surrogatepass")) % self.n
 
-    def _executor(self, i: int) -> ProcessPoolExecutor:
-        ex = self._execs[i]
-        if ex is None:
-            ex = self._execs[i] = ProcessPoolExecutor(
-                max_workers=1, mp_context=self._ctx, initializer=_init_worker, initargs=self._initargs)
-        return ex
+    def _worker(self, i: int) -> _Worker:
+        worker = self._workers[i]
+        if worker is None:
+            worker = self._workers[i] = _Worker(i, self._ctx, self._initargs)
+        return worker
 
     def submit(self, i: int, op: str, site: str, *args: Any) -> Future:
-        """Send ``op`` to worker ``i``; a future of its result. A call on a worker that is
-        already broken fails with ``BrokenProcessPool`` (in the future, not here)."""
+        """Send ``op`` to worker ``i``; a future of its result. Calls to one worker run in
+        the order they are sent. A call on a dead worker fails with ``BrokenProcessPool``
+        (in the future, never here)."""
+        seq = self.last_seq = next(self._seq)
         try:
-            ex = self._executor(i)
-            if getattr(ex, "_processes", None):  # started: no process is spawned here
-                return ex.submit(run_op, op, site, *args)
-            with _main_not_imported():
-                return ex.submit(run_op, op, site, *args)
-        except (BrokenProcessPool, RuntimeError) as exc:
+            return self._worker(i).submit(seq, op, site, args)
+        except Exception as exc:  # the process could not even be started
             future: Future = Future()
-            future.set_exception(exc if isinstance(exc, BrokenProcessPool) else BrokenProcessPool(str(exc)))
+            future.set_exception(BrokenProcessPool(f"worker process {i}: {exc!r}"))
             return future
 
     def start_all(self) -> list[Future]:
         """Starts every worker (the processes spawn in the background); futures of their pids."""
         return [self.submit(i, "start", "") for i in range(self.n)]
 
+    def skip_refinements(self) -> None:
+        """Refinements sent so far and not yet run are skipped (the crawl is closing)."""
+        for worker in self._workers:
+            if worker is not None:
+                worker.skip.value = self.last_seq
+
     def restart(self, i: int) -> None:
-        """Replace worker ``i`` (after it died): a fresh process, no models."""
-        old = self._execs[i]
-        self._execs[i] = None
+        """Replace worker ``i`` (after it died): the next call starts a fresh process,
+        with no models."""
+        old = self._workers[i]
+        self._workers[i] = None
         self.generation[i] += 1
         self.restarts += 1
         if old is not None:
-            try:
-                old.shutdown(wait=False, cancel_futures=True)
-            except Exception:
-                pass
+            old.stop(wait=False)
 
     def alive(self, i: int) -> bool:
-        ex = self._execs[i]
-        return ex is not None and not getattr(ex, "_broken", False)
+        worker = self._workers[i]
+        return worker is not None and worker.alive()
 
     def shutdown(self, wait: bool = True) -> None:
-        for i, ex in enumerate(self._execs):
-            if ex is not None:
+        for i, worker in enumerate(self._workers):
+            if worker is not None:
                 try:
-                    ex.shutdown(wait=wait, cancel_futures=True)
+                    worker.stop(wait=wait)
                 except Exception:
-                    logger.debug("sst: shutting down worker %d failed", i, exc_info=True)
-            self._execs[i] = None
+                    logger.debug("sst: stopping worker %d failed", i, exc_info=True)
+            self._workers[i] = None
