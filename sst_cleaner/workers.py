@@ -217,6 +217,8 @@ def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: di
     the result or ``(exception, traceback text)``. ``None`` asks the worker to stop.
     Refinements with ``seq <= skip.value`` are skipped (the crawl is closing).
     """
+    import multiprocessing
+    import queue
     import traceback
 
     try:
@@ -224,8 +226,14 @@ def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: di
     except BaseException as exc:  # the Scrapy process falls back to threads
         answers.send((-1, False, (_picklable(exc), traceback.format_exc())))
         return
+    parent = multiprocessing.parent_process()
     while True:
-        msg = requests.get()
+        try:
+            msg = requests.get(timeout=5.0)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():  # killed: do not linger
+                break
+            continue
         if msg is None:
             break
         seq, op, site, args = msg
