@@ -216,6 +216,7 @@ class SiteModelStore:
         self._pending_calls: Optional[list] = None
         self._workers_given_up = False
         self._remote_pages: dict[str, int] = {}
+        self._spawned_seen = 0
         self._outstanding: set = set()
         self._seq = itertools.count()
         self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
@@ -396,12 +397,11 @@ class SiteModelStore:
     def _start_workers(self) -> None:
         """``SST_WORKERS = "process"``: start the worker processes in the background.
 
-        Calls made before every worker has answered its start call wait in
-        ``_pending_calls``; if a worker cannot start (e.g. a custom method that
+        Worker 0 starts now, the others when their first site needs them. Calls made
+        before worker 0 has answered its start call wait in ``_pending_calls``; if it
+        cannot start (e.g. a custom method that
         ``SST_WORKER_INIT`` does not register there), the crawl uses threads instead.
         """
-        from twisted.internet.defer import DeferredList
-
         from .workers import WorkerPool
 
         cfg = self.config
@@ -409,18 +409,22 @@ class SiteModelStore:
             return
         self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init)
         self._pending_calls = []
-        started = [self._deferred(f) for f in self._pool.start_all()]
-        DeferredList(started, fireOnOneErrback=True, consumeErrors=True).addCallbacks(
-            self._workers_started, self._workers_not_started)
+        self._deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
+        self._count_spawned()
 
-    def _workers_started(self, results: Any) -> None:
-        logger.info("sst: %d worker process(es) started (SST_WORKERS = 'process')", self._pool.n)
-        self.inc("worker_processes", self._pool.n)
+    def _count_spawned(self) -> None:
+        pool = self._pool
+        if pool is not None and pool.spawned > self._spawned_seen:
+            self.inc("worker_processes", pool.spawned - self._spawned_seen)
+            self._spawned_seen = pool.spawned
+
+    def _workers_started(self, pid: Any) -> None:
+        logger.info("sst: worker processes up (SST_WORKERS = 'process', SST_PROCESSES = %d; each "
+                    "starts when its first site needs it)", self._pool.n)
         self._run_pending_calls()
 
     def _workers_not_started(self, failure: Any) -> None:
         exc = getattr(failure, "value", failure)
-        exc = getattr(exc, "subFailure", None) and exc.subFailure.value or exc
         logger.warning("sst: worker processes could not start (%r); fitting and cleaning run in "
                        "threads instead. A custom method must be registered in the workers too: "
                        "see SST_WORKER_INIT", exc)
@@ -476,6 +480,7 @@ class SiteModelStore:
         i = pool.index(site)
         generation = pool.generation[i]
         future = pool.submit(i, op, site, *args)
+        self._count_spawned()
         seq = next(self._seq)
         # calls of this worker not yet answered, in the order the worker runs them: when
         # it dies, the oldest is the one it was running

@@ -406,6 +406,7 @@ class WorkerPool:
         self.last_seq = -1
         self.generation = [0] * self.n  # bumped at each restart of a worker
         self.restarts = 0
+        self._spawned = 0
 
     def index(self, site: str) -> int:
         """The worker a site is pinned to (stable across runs and processes)."""
@@ -415,6 +416,7 @@ class WorkerPool:
         worker = self._workers[i]
         if worker is None:
             worker = self._workers[i] = _Worker(i, self._ctx, self._initargs)
+            self._spawned += 1
         return worker
 
     def submit(self, i: int, op: str, site: str, *args: Any) -> Future:
@@ -429,9 +431,16 @@ class WorkerPool:
             future.set_exception(BrokenProcessPool(f"worker process {i}: {exc!r}"))
             return future
 
-    def start_all(self) -> list[Future]:
-        """Starts every worker (the processes spawn in the background); futures of their pids."""
-        return [self.submit(i, "start", "") for i in range(self.n)]
+    def start_first(self) -> Future:
+        """Starts worker 0 (the process spawns in the background): a future of its pid,
+        failing if the worker cannot run the method. The other workers start when their
+        first site needs them (a crawl of one site never starts more than one)."""
+        return self.submit(0, "start", "")
+
+    @property
+    def spawned(self) -> int:
+        """Worker processes started so far (restarts included)."""
+        return self._spawned
 
     def skip_refinements(self) -> None:
         """Refinements sent so far and not yet run are skipped (the crawl is closing)."""

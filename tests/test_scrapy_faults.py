@@ -33,7 +33,9 @@ FAULTS = dict(
               "SST_SITE_KEY": "test_scrapy_runner.fault_site",
               # the faults happen in the worker processes (SST_WORKERS' default), whose
               # exceptions must come back to the Scrapy process as any other
-              "SST_WORKERS": "process", "SST_WORKER_INIT": "test_scrapy_runner.register_faulty_method"},
+              # two workers: sites a0, a1, a2 are pinned to one, "listing" to the other
+              "SST_WORKERS": "process", "SST_PROCESSES": 2,
+              "SST_WORKER_INIT": "test_scrapy_runner.register_faulty_method"},
 )
 
 CRAWLS = {
@@ -122,7 +124,7 @@ def _check_delivery_and_flags(result: dict) -> dict:
     """Every yielded item in the feed exactly once, flagged as its faults say; returns the
     feed by id."""
     assert_exactly_once(result["yielded"], (row["id"] for row in result["feed"]))
-    assert _sst(result, "worker_processes") >= 1 and not _sst(result, "errors/workers")
+    assert _sst(result, "worker_processes") == 2 and not _sst(result, "errors/workers")
 
     by_id = {row["id"]: row for row in result["feed"]}
     for item_id, row in by_id.items():
