@@ -97,6 +97,52 @@ def test_fuzz_runner_reports_no_failure_on_a_short_run(tmp_path):
     assert report["cases"] == 30 and report["peak_rss_mb"] > 0
 
 
+class _CpuSpinMethod:
+    """A test method whose clean burns ``spin`` seconds of CPU time."""
+
+    spin = 0.1
+
+    def __init__(self):
+        self.n_pages = 0
+
+    def fit(self, pages):
+        self.n_pages = len(pages)
+
+    def partial_fit(self, page):
+        self.n_pages += 1
+
+    def clean(self, page):
+        import time
+
+        end = time.process_time() + self.spin
+        while time.process_time() < end:
+            pass
+        return CleanResult("", [], [], "_cpu_spin", page.title)
+
+    def to_dict(self):
+        return {"n_pages": self.n_pages}
+
+    @classmethod
+    def from_dict(cls, state, **params):
+        return cls()
+
+
+def test_fuzz_runner_counts_a_case_whose_operations_sum_over_the_bar(tmp_path):
+    # every operation is under 0.15 s of CPU, but the case's two cleans are not
+    from sst_cleaner.cleaner import _METHODS, register_method
+
+    register_method("_cpu_spin")(_CpuSpinMethod)
+    try:
+        report = run(cases=1, seed=5, methods=["_cpu_spin"], out=str(tmp_path), max_seconds=0.15,
+                     scale=0.01, fit_every=0, quiet=True)
+    finally:
+        _METHODS.pop("_cpu_spin", None)
+    assert report["slowest_step"]["cpu_s"] < 0.15
+    assert report["slowest_case"]["_cpu_spin"]["cpu_s"] >= 0.2
+    assert report["slow"] == 1 and report["crashes"] == 0
+    assert report["failures"][0]["step"] == "parse_html+_cpu_spin.*"
+
+
 def test_billion_laughs_does_not_expand():
     lol = "".join(f'<!ENTITY l{i} "{("&l%d;" % (i - 1)) * 10}">' for i in range(1, 10))
     page = parse_html(f'<?xml version="1.0"?><!DOCTYPE html [<!ENTITY l0 "lol">{lol}]>'
