@@ -11,6 +11,12 @@ each crawl in a fresh process, and prints pages/s for both and their ratio (targ
 pages/s = HTML pages crawled / seconds from "spider opened" to "spider closed" (Scrapy's
 ``elapsed_time_seconds``), so start-up and imports are not counted. The local server has
 no network latency, so the crawl is CPU-bound: this is the worst case for the ratio.
+
+It also prints the CPU milliseconds per page of the crawl process (all its threads), of
+its worker processes and of the server, and the "CPU-bound ceiling" of the ratio: plain
+crawl-process CPU per page / the same with sst-cleaner. On a loaded machine pages/s swing
+from run to run, CPU per page much less; with ``SST_WORKERS = "process"`` on a quiet
+machine the ratio reaches about that ceiling when the workers fit on the other cores.
 """
 from __future__ import annotations
 
@@ -131,6 +137,14 @@ def main() -> None:
               f"{sst.get('sst/worker_processes', 0)} worker processes)")
         print(f"    {cpu(res)}")
         print(f"ratio ({mode}): {c / p if p else 0.0:.2f} (target >= 0.8)")
+        # what the ratio can be at most when the crawl process is the bottleneck (its CPU
+        # per page against the plain crawl's), which holds on a quiet machine as long as
+        # the workers fit on the other cores; unlike pages/s, it hardly moves with load
+        ceiling = plain["cpu"] / plain["pages"] / (res["cpu"] / res["pages"]) if res["cpu"] else 0.0
+        spare = (os.cpu_count() or 1) - 1
+        fits = res["worker_cpu"] / res["pages"] * c <= spare if mode == "process" else True
+        print(f"    CPU-bound ceiling of the ratio: {ceiling:.2f} (crawl-process CPU per page, plain / "
+              f"with sst-cleaner){'' if fits else '; the workers need more than the other cores'}")
 
 
 if __name__ == "__main__":
