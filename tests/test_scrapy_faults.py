@@ -261,7 +261,12 @@ def _pipeline(settings: dict):
 
     from sst_cleaner.pipeline import SSTPipeline
 
-    crawler = get_crawler(settings_dict={"SST_METHOD": "cetd", **settings})
+    try:
+        crawler = get_crawler(settings_dict={"SST_METHOD": "cetd", **settings})
+    except RuntimeError:  # Scrapy 2.13's get_crawler wants a reactor installed already
+        import twisted.internet.reactor  # noqa: F401  (installs the default one)
+
+        crawler = get_crawler(settings_dict={"SST_METHOD": "cetd", **settings})
     return SSTPipeline.from_crawler(crawler), crawler
 
 
