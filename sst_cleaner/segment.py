@@ -39,11 +39,13 @@ Annotate = Callable[[etree._Element, Any], Any]
 def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> list[TextBlock]:
     """Cut the subtree under ``root`` into text blocks (iterative, document order).
 
-    ``annotate(element, parent_state) -> state``, when given, is called once for every
-    element in document order (``parent_state`` is ``None`` for ``root``), and each block
-    carries its element's state. A method that needs something per element on the way
-    down (a style path, a depth) gets it from the same walk instead of walking the tree
-    again: on a typical page a walk of the tree costs as much as the work done in it.
+    ``annotate(element, parent_state) -> state``, when given, is called in document order
+    for every element that can be or hold a block: block-level elements and elements
+    with element children (``parent_state`` is ``None`` for ``root``); each block carries
+    its element's state. A method that needs something per element on the way down (a
+    style path, a depth) gets it from the same walk instead of walking the tree again: on
+    a typical page a walk costs as much as the work done in it. Childless inline elements
+    (most links, spans, images, line breaks) are skipped: no block lies in or under them.
     """
     blocks: list[TextBlock] = []
     stack: list[TextBlock] = []  # open block elements
@@ -68,9 +70,13 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
                     root_block.parts.append(el.text)
             continue
         if event == "start":
-            state = annotate(el, states[-1]) if annotate is not None else None
+            is_block = tag in block_tags
+            if annotate is not None and (is_block or len(el)):
+                state = annotate(el, states[-1])
+            else:
+                state = None
             states.append(state)
-            if tag in block_tags:
+            if is_block:
                 stack[-1].parts.append("\n")  # a nested block breaks the parent's line
                 blk = TextBlock(el, "", state)
                 blocks.append(blk)
