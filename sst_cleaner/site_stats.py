@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Optional
@@ -283,16 +284,20 @@ class SiteStats:
         self.page_fps[pa.fingerprint] = self.page_fps.get(pa.fingerprint, 0) + 1
         seen_sent: set[str] = set()
         node_sents: dict[str, set[str]] = {}
-        node_tf: dict[str, dict[str, int]] = {}
+        node_tf: dict[str, Counter] = {}
+        sent_len = self.sent_len
         for b in pa.blocks:
-            ns = node_sents.setdefault(b.key, set())
-            tf = node_tf.setdefault(b.key, {})
+            ns = node_sents.get(b.key)
+            if ns is None:
+                ns = node_sents[b.key] = set()
+                node_tf[b.key] = Counter()
+            tf = node_tf[b.key]
             for s in b.sentences:
-                seen_sent.add(s.hash)
                 ns.add(s.hash)
-                self.sent_len[s.hash] = len(s.text)
-                for f in s.feats:
-                    tf[f] = tf.get(f, 0) + 1
+                sent_len[s.hash] = len(s.text)
+                tf.update(s.feats)  # counted in C
+        for ns in node_sents.values():
+            seen_sent.update(ns)
         for h in seen_sent:
             self.sent_df[h] = self.sent_df.get(h, 0) + 1
         for key, hs in node_sents.items():
