@@ -299,7 +299,8 @@ def _timed(fn: Callable, *args):
 
 
 def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float = 2.0,
-        scale: float = 1.0, fit_every: int = 5, only: Optional[int] = None, quiet: bool = False) -> dict:
+        scale: float = 1.0, fit_every: int = 5, only: Optional[int] = None, quiet: bool = False,
+        kinds: Optional[set] = None) -> dict:
     rng = random.Random(seed)
     site = [normal_page(rng, i) for i in range(6)]
     fitted = {m: SiteCleaner(method=m).fit(site) for m in methods}
@@ -314,6 +315,8 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
     indices = [only] if only is not None else range(cases)
     for n_done, index in enumerate(indices):
         kind, data, encoding = make_case(seed, index, scale)
+        if kinds and kind not in kinds:
+            continue  # the same case numbers as a full run, only these kinds
         by_kind[kind] = by_kind.get(kind, 0) + 1
         rss_before = _maxrss_mb()
         n_failed = len(failures)
@@ -355,7 +358,7 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
         if not quiet and (n_done + 1) % 500 == 0:
             print(f"  {n_done + 1} cases, {len(failures)} failures, {time.perf_counter() - start:.0f} s", flush=True)
     report = {
-        "cases": len(indices), "seed": seed, "methods": methods, "scale": scale,
+        "cases": sum(by_kind.values()), "seed": seed, "methods": methods, "scale": scale,
         "crashes": sum(1 for f in failures if f.what == "crash"),
         "slow": sum(1 for f in failures if f.what == "slow"),
         "slowest_step": {"cpu_s": round(slowest[0], 3), "wall_s": round(slowest[1], 3),
@@ -400,12 +403,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--max-seconds", type=float, default=2.0, help="CPU seconds allowed per operation and per case and method (default 2)")
     ap.add_argument("--scale", type=float, default=1.0, help="size factor of the heavy cases")
     ap.add_argument("--fit-every", type=int, default=5, help="fit a fresh cleaner on every k-th case")
+    ap.add_argument("--kinds", default=None,
+                    help="comma-separated case kinds: run only the cases of these kinds (same case numbers)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     methods = args.methods.split(",") if args.methods else available_methods()
     report = run(args.cases, args.seed, methods, args.out, args.max_seconds, args.scale,
-                 args.fit_every, args.case, args.quiet)
+                 args.fit_every, args.case, args.quiet,
+                 set(args.kinds.split(",")) if args.kinds else None)
     if args.json:
         print(json.dumps(report, indent=1))
     else:

@@ -45,7 +45,7 @@ class Limits:
         input). A longer page is cut at the last ``<`` before the limit, so no tag is
         split, and then cleaned; the page is flagged ``truncated``. The largest page of
         the evaluation corpora is 0.63 MB.
-    ``max_tags`` (50,000): ``<`` characters considered before parsing (the corpora's
+    ``max_tags`` (25,000): ``<`` characters considered before parsing (the corpora's
         largest page has 13,401). A page with more is cut (at a tag boundary, at the
         proportional position) before parsing, so a flood of tiny elements cannot make
         the C parser build millions of nodes; flagged ``truncated``. Parsing cost is
@@ -54,9 +54,9 @@ class Limits:
         dozen at most). Later ones are dropped before parsing, because libxml2 compares
         each attribute name with all earlier ones of the tag (quadratic: 100,000
         attributes cost 55 s). Not flagged: no text is lost.
-    ``max_elements`` (10,000): elements kept after parsing (counted after invisible
+    ``max_elements`` (8,000): elements kept after parsing (counted after invisible
         elements are dropped; the corpora's largest page has 6,000; a method spends 20-40
-        us per element, so 10,000 keep a page's whole round - a clean with the site
+        us per element, so 8,000 keep a page's whole round - a clean with the site
         model, one without, a fit and a clean - under 2 s of CPU). Elements past the
         cap in document order are dropped, counted in ``PreparedPage.dropped_elements``;
         flagged ``truncated``.
@@ -85,9 +85,9 @@ class Limits:
     """
 
     max_page_bytes: int = 5_000_000
-    max_tags: int = 50_000
+    max_tags: int = 25_000
     max_attributes: int = 1_000
-    max_elements: int = 10_000
+    max_elements: int = 8_000
     max_depth: int = LIBXML2_MAX_DEPTH
     page_time_budget: Optional[float] = 1.0
     site_time_budget: Optional[float] = 120.0

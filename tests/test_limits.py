@@ -25,7 +25,7 @@ def _max_depth(page) -> int:
 # -- Limits -------------------------------------------------------------------------------
 def test_limits_defaults_and_validation():
     lim = Limits()
-    assert lim.max_page_bytes == 5_000_000 and lim.max_elements == 10_000 and lim.max_tags == 50_000 and lim.max_depth == 256
+    assert lim.max_page_bytes == 5_000_000 and lim.max_elements == 8_000 and lim.max_tags == 25_000 and lim.max_depth == 256
     for bad in ({"max_elements": 0}, {"max_elements": 10}, {"max_depth": 3}, {"max_depth": 5000},
                 {"max_page_bytes": -1}, {"max_tags": 1.5}, {"page_time_budget": -1.0},
                 {"site_time_budget": float("nan")}, {"page_time_budget": float("inf")}, {"max_elements": True}):

@@ -102,6 +102,17 @@ def test_every_regex_is_linear_on_adversarial_strings(label, pattern):
         _assert_linear(run, lambda n: unit * (n // len(unit)) + "\x00!", f"{label} on {unit!r}*n")
 
 
+@pytest.mark.parametrize("max_attributes", [3, 1000])
+def test_attribute_cap_is_linear(max_attributes):
+    # its skip pattern (built per cap) is only ever matched at the end of the previous
+    # long tag, never searched: the function is what must stay linear
+    from sst_cleaner.dom import _cap_attributes
+
+    for unit in UNITS + ["<a b ", "<a b c=1 ", " b", "<a b='<a b'"]:
+        _assert_linear(lambda text: _cap_attributes(text, max_attributes),
+                       lambda n: unit * (n // len(unit)) + "\x00!", f"_cap_attributes({max_attributes}) on {unit!r}*n")
+
+
 def test_split_sentences_is_linear():
     from sst_cleaner.text import split_sentences
 
