@@ -21,11 +21,10 @@ Models are saved as JSON (see :mod:`sst_cleaner.model_io`), never pickled.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any, Callable, Iterable, Optional, Union
 
 from .dom import HtmlInput, PreparedPage, parse_html
-from .limits import BudgetExceeded, Limits, PageBudgets, run_with_budget, whole_page_result
+from .limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget, whole_page_result
 from .result import CleanResult
 
 PageInput = Union[HtmlInput, tuple]
@@ -97,7 +96,7 @@ class SiteCleaner:
     def _reset_build_state(self, limits: Limits) -> None:
         #: the limits in force (not saved with the model: they are the caller's policy)
         self.limits = limits
-        #: wall seconds spent learning this site (compared with limits.site_time_budget)
+        #: seconds (CPU where the platform allows, see limits.CPU_BUDGETS) spent learning this site (compared with limits.site_time_budget)
         self.build_seconds = 0.0
         #: pages not learnt from because the site's build budget, or the page's own
         #: time budget, was spent
@@ -118,20 +117,20 @@ class SiteCleaner:
         overruns it is dropped (counted in ``skipped_pages``) and the model is learnt
         again from the other pages, so it never holds half a page.
         """
-        start = time.monotonic()
+        start = budget_clock()
         budget = self.limits.site_time_budget
         page_budget = self.limits.page_time_budget
         prepared: list[PreparedPage] = []
         page_left: list[float] = []  # each page's budget left after its parsing
         skipped = 0
         for p in pages:
-            t0 = time.monotonic()
+            t0 = budget_clock()
             if budget and t0 - start > budget / 2:
                 skipped += 1
                 continue
             page = _as_page(p, limits=self.limits)
             if page_budget:
-                left = page_budget - (time.monotonic() - t0)
+                left = page_budget - (budget_clock() - t0)
                 if left <= 0:
                     skipped += 1
                     continue
@@ -139,7 +138,7 @@ class SiteCleaner:
             prepared.append(page)
         while True:
             impl = _METHODS[self.method](**self.params)
-            remaining = budget - (time.monotonic() - start) if budget else None
+            remaining = budget - (budget_clock() - start) if budget else None
             if remaining is not None and remaining <= 0:
                 ok = False
                 break
@@ -161,7 +160,7 @@ class SiteCleaner:
         if not ok:
             impl = _METHODS[self.method](**self.params)
         self._impl = impl
-        self.build_seconds = time.monotonic() - start
+        self.build_seconds = budget_clock() - start
         self.skipped_pages = skipped
         self.fit_status = "over_budget" if not ok else ("partial" if skipped else "ok")
         return self
@@ -179,11 +178,11 @@ class SiteCleaner:
             if self.fit_status == "ok":
                 self.fit_status = "partial"
             return self
-        start = time.monotonic()
+        start = budget_clock()
         try:
             self._impl.partial_fit(_as_page(page, url, self.limits))
         finally:
-            self.build_seconds += time.monotonic() - start
+            self.build_seconds += budget_clock() - start
         return self
 
     def tune(self, labeled_pages: Iterable[tuple]) -> Any:
@@ -207,10 +206,10 @@ class SiteCleaner:
         ``limits.page_time_budget`` (parsing included) is returned whole, every text block
         informative (``status == "over_budget"``).
         """
-        start = time.monotonic()
+        start = budget_clock()
         page = _as_page(html, url, self.limits)
         budget = self.limits.page_time_budget
-        remaining = budget - (time.monotonic() - start) if budget else None
+        remaining = budget - (budget_clock() - start) if budget else None
         if remaining is not None and remaining <= 0:
             ok, result = False, None
         else:

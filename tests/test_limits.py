@@ -10,7 +10,7 @@ from lxml import etree
 from sst_cleaner import CleanResult, SiteCleaner
 from sst_cleaner.cleaner import _METHODS, register_method
 from sst_cleaner.dom import MAX_NONSTARTERS, cap_nonstarter_runs, element_text, parse_html
-from sst_cleaner.limits import DEFAULT_LIMITS, BudgetExceeded, Limits, run_with_budget
+from sst_cleaner.limits import CPU_BUDGETS, DEFAULT_LIMITS, BudgetExceeded, Limits, run_with_budget
 from sst_cleaner.result import INFORMATIVE, Block
 
 
@@ -359,3 +359,21 @@ def test_partial_fit_stops_learning_once_site_budget_is_spent(slow_method):
     assert cleaner.skipped_pages == 6 - cleaner.n_pages
     assert cleaner.fit_status == "partial"
     assert cleaner.build_seconds >= 0.3
+
+
+@pytest.mark.skipif(not CPU_BUDGETS, reason="this platform cannot read a thread's CPU clock")
+def test_budget_counts_the_threads_cpu_not_waiting():
+    # A page must be cut because it is costly, not because the machine is busy: time the
+    # working thread spends waiting (here: sleeping) does not use up its budget...
+    ok, value = run_with_budget(lambda: (time.sleep(0.3), "waited")[1], 0.1)
+    assert ok and value == "waited"
+
+    # ...while time it spends computing does.
+    def spin():
+        t0 = time.thread_time()
+        while time.thread_time() - t0 < 5.0:
+            pass
+        return "spun"
+
+    ok, value = run_with_budget(spin, 0.1)
+    assert not ok and value is None
