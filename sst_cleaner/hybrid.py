@@ -1,8 +1,8 @@
 """The default method: site evidence subtracts, page evidence selects, sentence by sentence.
 
 Each sentence of a page is described by the three kinds of evidence the papers give, and
-a logistic model (weights learnt on the dev corpora by ``benchmarks/train_default.py``,
-written below as constants) weighs them:
+a small boosted-tree scorer (learnt on the dev corpora by ``benchmarks/train_default.py``,
+shipped as ``data/default_scorer.json``, evaluated here with numpy) weighs them:
 
 * **structure** (SST, Yi, Liu & Li): how many other pages have the sentence's style node,
   and how much of that node's text recurs across pages (a node whose text is template on
@@ -12,9 +12,13 @@ written below as constants) weighs them:
   and the number of other pages that carry the exact sentence;
 * **density** (CETD, Sun, Song & Liao): whether the sentence lies in the content region
   that Algorithm 2 picks once the site's template text is zeroed out, plus the block's link
-  density and prose-likeness (length, stop-word share).
+  density and prose-likeness (length, stop-word share);
+* **containers**: template and link share of the block's containers and neighbours, and
+  whether the block lies in the page's main container (the deepest element holding at
+  least half of the page's non-template text).
 
-With no site evidence yet (before fit, or a site of one page) the method is CETD itself.
+With no site evidence yet (before fit, or a site of one page) the same scorer runs with
+the site features absent: the page-level fallback.
 """
 from __future__ import annotations
 
