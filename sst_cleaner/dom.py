@@ -36,7 +36,6 @@ BLOCK_TAGS = frozenset(
     html legend li main menu nav ol p pre section summary table tbody td tfoot th thead tr ul""".split()
 )
 
-_WS = re.compile(r"\s+")
 # inline style checks are done on a whitespace-free lower-cased copy: no regex needed
 _HIDDEN_STYLES = ("display:none", "visibility:hidden")
 
@@ -93,7 +92,7 @@ def decode_html(data: bytes, encoding: Optional[str] = None, content_type: Optio
 def normalize_space(text: str) -> str:
     """Collapse runs of whitespace into one space and trim (and cap runs of combining
     marks, see :func:`cap_nonstarter_runs`)."""
-    text = _WS.sub(" ", text).strip()
+    text = " ".join(text.split())  # str.split() and re's \s agree on every code point
     if not text.isascii():
         text = cap_nonstarter_runs(text)
     return text
