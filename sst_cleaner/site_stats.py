@@ -275,7 +275,7 @@ class SiteStats:
         self.sent_len: dict[str, int] = {}
         self.node_df: dict[str, int] = {}
         self.node_sent: dict[str, dict[str, int]] = {}
-        self.node_feat: dict[str, dict[str, list[float]]] = {}
+        self.node_feat: dict[str, dict[str, tuple[float, float]]] = {}
         self._share_cache: dict[str, float] = {}
 
     # -- learning ---------------------------------------------------------------
@@ -306,13 +306,15 @@ class SiteStats:
             for h in hs:
                 d[h] = d.get(h, 0) + 1
             nf = self.node_feat.setdefault(key, {})
+            # (S, Q) pairs are tuples, replaced on update: a site model holds hundreds of
+            # thousands of them, and tuples of floats drop out of the garbage collector's
+            # tracking where lists would be traversed by every full collection
             for f, c in node_tf[key].items():
                 acc = nf.get(f)
                 if acc is None:
-                    nf[f] = [float(c), c * math.log(c)]
+                    nf[f] = (float(c), c * math.log(c))
                 else:
-                    acc[0] += c
-                    acc[1] += c * math.log(c)
+                    nf[f] = (acc[0] + c, acc[1] + c * math.log(c))
         self._share_cache.clear()
 
     # -- evidence for one page ------------------------------------------------------
@@ -362,7 +364,7 @@ class SiteStats:
         obj.sent_len = {str(k): int(v) for k, v in state["sent_len"].items()}
         obj.node_df = {str(k): int(v) for k, v in state["node_df"].items()}
         obj.node_sent = {str(k): {str(h): int(c) for h, c in d.items()} for k, d in state["node_sent"].items()}
-        obj.node_feat = {str(k): {str(f): [float(v[0]), float(v[1])] for f, v in d.items()}
+        obj.node_feat = {str(k): {str(f): (float(v[0]), float(v[1])) for f, v in d.items()}
                          for k, d in state["node_feat"].items()}
         return obj
 
