@@ -59,15 +59,20 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     blocks.append(root_block)
     stack.append(root_block)
     block_tags = BLOCK_TAGS
+    # the innermost open block and its parts list, kept in locals (this loop runs twice
+    # for every element of every page)
+    cur = root_block
+    cur_parts = cur.parts
+    push_state, pop_state = states.append, states.pop
     for event, el in etree.iterwalk(root, events=("start", "end")):
         tag = el.tag
         if tag.__class__ is not str:  # comments, PIs, entities: not elements
             continue
         if el is root:
             if event == "start":
-                states.append(root_state)
+                push_state(root_state)
                 if el.text:
-                    root_block.parts.append(el.text)
+                    cur_parts.append(el.text)
             continue
         if event == "start":
             is_block = tag in block_tags
@@ -75,33 +80,35 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
                 state = annotate(el, states[-1])
             else:
                 state = None
-            states.append(state)
+            push_state(state)
             if is_block:
-                stack[-1].parts.append("\n")  # a nested block breaks the parent's line
-                blk = TextBlock(el, "", state)
-                blocks.append(blk)
-                stack.append(blk)
-            cur = stack[-1]
+                cur_parts.append("\n")  # a nested block breaks the parent's line
+                cur = TextBlock(el, "", state)
+                cur_parts = cur.parts
+                blocks.append(cur)
+                stack.append(cur)
             if tag == "a":
                 anchor_depth += 1
                 cur.n_links += 1
             elif tag == "br":
-                cur.parts.append("\n")
+                cur_parts.append("\n")
             text = el.text
             if text:
-                cur.parts.append(text)
+                cur_parts.append(text)
                 if anchor_depth:
                     cur.link_chars += len(text.strip())
         else:
-            states.pop()
+            pop_state()
             if tag == "a":
                 anchor_depth -= 1
             if tag in block_tags and stack and stack[-1].element is el:
                 stack.pop()
+                if stack:
+                    cur = stack[-1]
+                    cur_parts = cur.parts
             tail = el.tail
             if tail and stack:
-                cur = stack[-1]
-                cur.parts.append(tail)
+                cur_parts.append(tail)
                 if anchor_depth:
                     cur.link_chars += len(tail.strip())
     out: list[TextBlock] = []
