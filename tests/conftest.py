@@ -52,3 +52,8 @@ def assert_exactly_once(yielded_ids, delivered_ids) -> None:
     assert max(yielded.values()) == 1
     missing, extra = yielded - delivered, delivered - yielded
     assert not missing and not extra, f"missing={list(missing)[:5]} extra={list(extra)[:5]}"
+
+
+def sst_stat(result: dict, key: str) -> float:
+    """The crawl's ``sst/<key>`` stat (0 when it was never set)."""
+    return result["stats"].get(f"sst/{key}", 0)

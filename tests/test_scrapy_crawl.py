@@ -14,7 +14,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import assert_exactly_once, crawl_in_subprocess
+from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
 from sst_cleaner.site_models import model_filename
 
@@ -77,18 +77,14 @@ def _assert_exactly_once(result: dict) -> None:
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
 
 
-def _sst(result: dict, key: str) -> float:
-    return result["stats"].get(f"sst/{key}", 0)
-
-
 def test_normal_end_every_item_once_and_cleaned(crawls):
     result = crawls["normal"].result()
     _assert_exactly_once(result)
     assert result["stats"]["finish_reason"] == "finished"
     assert len(result["yielded"]) == 60  # 30 articles x 2 items
-    assert _sst(result, "models_built") == 1
-    assert _sst(result, "items_held") > 0
-    assert _sst(result, "items_held") == _sst(result, "items_released")
+    assert sst_stat(result, "models_built") == 1
+    assert sst_stat(result, "items_held") > 0
+    assert sst_stat(result, "items_held") == sst_stat(result, "items_released")
     assert all(r["text"] for r in result["received"])
     assert "sst: model built for site 127.0.0.1 from 10 pages" in result["log"]
 
@@ -98,7 +94,7 @@ def test_closespider_pagecount_flushes_held_items(crawls):
     result = crawls["pagecount"].result()
     _assert_exactly_once(result)
     assert result["stats"]["finish_reason"] == "closespider_pagecount"
-    assert _sst(result, "items_flushed_at_close") > 0
+    assert sst_stat(result, "items_flushed_at_close") > 0
     assert all(r["text"] for r in result["received"])
 
 
@@ -114,38 +110,38 @@ def test_stopped_by_signal(crawls):
     result = crawls["sigint"].result()
     _assert_exactly_once(result)
     assert result["stats"]["finish_reason"] == "shutdown"
-    assert _sst(result, "items_flushed_at_close") > 0
+    assert sst_stat(result, "items_flushed_at_close") > 0
 
 
 def test_tiny_held_bytes_bounds_memory(crawls):
     bound = HELD_BYTES_BOUND
     result = crawls["held_bytes"].result()
     _assert_exactly_once(result)
-    assert 0 < _sst(result, "peak_held_bytes") <= bound
-    assert _sst(result, "evictions") > 0
-    assert _sst(result, "fallback_cleans") > 0
+    assert 0 < sst_stat(result, "peak_held_bytes") <= bound
+    assert sst_stat(result, "evictions") > 0
+    assert sst_stat(result, "fallback_cleans") > 0
     # only the end-of-crawl flush may fit the last hold, with the pages it has
-    assert _sst(result, "models_built") <= 1
+    assert sst_stat(result, "models_built") <= 1
     assert all(r["text"] for r in result["received"])
 
 
 def test_tiny_held_items_bound(crawls):
     result = crawls["held_items"].result()
     _assert_exactly_once(result)
-    assert _sst(result, "peak_held_items") <= 2
-    assert _sst(result, "evictions") > 0
+    assert sst_stat(result, "peak_held_items") <= 2
+    assert sst_stat(result, "evictions") > 0
 
 
 def test_saved_models_are_reused(crawls):
     model_dir = crawls["model_dir"]
     first, second = crawls["reuse"].result()
     _assert_exactly_once(first)
-    assert _sst(first, "models_built") == 1 and _sst(first, "models_saved") == 1
+    assert sst_stat(first, "models_built") == 1 and sst_stat(first, "models_saved") == 1
     assert os.listdir(model_dir) == [model_filename("127.0.0.1")]
     _assert_exactly_once(second)
-    assert _sst(second, "models_loaded") == 1
-    assert _sst(second, "models_built") == 0
-    assert _sst(second, "items_held") == 0  # cleaning starts at once
+    assert sst_stat(second, "models_loaded") == 1
+    assert sst_stat(second, "models_built") == 0
+    assert sst_stat(second, "items_held") == 0  # cleaning starts at once
     assert all(r["text"] for r in second["received"])
 
 
@@ -157,10 +153,10 @@ def test_non_html_and_pageless_items_pass_untouched(crawls):
     for path in resources:
         assert by_id["res:" + path]["text"] is None
     assert by_id["start-item"]["text"] is None
-    assert _sst(result, "non_html_responses") == 3
-    assert _sst(result, "items_passed_non_html") == 3
+    assert sst_stat(result, "non_html_responses") == 3
+    assert sst_stat(result, "items_passed_non_html") == 3
     # the pipeline finds no page for any of them: 3 non-HTML items + the start() item
-    assert _sst(result, "items_without_page") == 4
+    assert sst_stat(result, "items_without_page") == 4
 
 
 def test_every_item_type(crawls):
@@ -177,7 +173,7 @@ def test_every_item_type(crawls):
     # the class without a `text` field: one clear error, items passed on, no crash
     assert types["NoTextItem"] and all(t is None for t in types["NoTextItem"])
     assert result["log"].count("has no field 'text'") == 1
-    assert _sst(result, "items_missing_field") == len(types["NoTextItem"])
+    assert sst_stat(result, "items_missing_field") == len(types["NoTextItem"])
 
 
 def test_disabled_addon_does_nothing(crawls):
@@ -191,8 +187,8 @@ def test_hold_timeout_fits_with_the_pages_it_has(crawls):
     # the sample (50) is never reached, but a zero timeout fits the site at once
     result = crawls["timeout"].result()
     _assert_exactly_once(result)
-    assert _sst(result, "hold_timeouts") >= 1
-    assert _sst(result, "models_built") == 1
+    assert sst_stat(result, "hold_timeouts") >= 1
+    assert sst_stat(result, "models_built") == 1
     assert "(timeout)" in result["log"]
 
 
@@ -202,7 +198,7 @@ def test_failed_flush_request_still_delivers(crawls):
     result = crawls["failed_flush"].result()
     _assert_exactly_once(result)
     assert result["stats"]["finish_reason"] == "finished"
-    assert _sst(result, "flushes") >= 1
+    assert sst_stat(result, "flushes") >= 1
     assert "held items sent to the item pipelines directly" in result["log"]
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import assert_exactly_once, crawl_in_subprocess
+from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 from test_scrapy_runner import fault_site, url_bucket
 
 CLEAN_FAIL_MOD = 4  # cleaning raises on pages with url_bucket(url, 4) == 1
@@ -101,10 +101,6 @@ def crawls(demo_server, tmp_path_factory):
 
 # -- helpers ----------------------------------------------------------------------------------
 
-def _sst(result: dict, key: str) -> float:
-    return result["stats"].get(f"sst/{key}", 0)
-
-
 def _path(item_id: str) -> str:
     return item_id.split("#", 1)[0]
 
@@ -124,7 +120,7 @@ def _check_delivery_and_flags(result: dict) -> dict:
     """Every yielded item in the feed exactly once, flagged as its faults say; returns the
     feed by id."""
     assert_exactly_once(result["yielded"], (row["id"] for row in result["feed"]))
-    assert _sst(result, "worker_processes") == 2 and not _sst(result, "errors/workers")
+    assert sst_stat(result, "worker_processes") == 2 and not sst_stat(result, "errors/workers")
 
     by_id = {row["id"]: row for row in result["feed"]}
     for item_id, row in by_id.items():
@@ -150,11 +146,11 @@ def _check_delivery_and_flags(result: dict) -> dict:
     n_items = len(by_id)
     assert sum(v for k, v in result["stats"].items() if k.startswith("sst/status/")) == n_items
     no_flag = sum(1 for i in by_id if i.rsplit("#", 1)[1] not in STATUS_KINDS)
-    assert _sst(result, "items_without_status_field") == no_flag
+    assert sst_stat(result, "items_without_status_field") == no_flag
     failing_pages = {_path(i) for i in by_id if url_bucket(_url(i), CLEAN_FAIL_MOD) == 1}
     assert failing_pages, "no item hit a cleaning fault: the test proves nothing"
-    assert _sst(result, "errors/clean") == len(failing_pages)  # once per page, not per item
-    assert _sst(result, "errors") == sum(v for k, v in result["stats"].items()
+    assert sst_stat(result, "errors/clean") == len(failing_pages)  # once per page, not per item
+    assert sst_stat(result, "errors") == sum(v for k, v in result["stats"].items()
                                          if k.startswith("sst/errors/"))
     # the spider's own failures happened, and their pages' items were not lost
     assert result["stats"].get("spider_exceptions/InjectedSpiderError", 0) > 0
@@ -166,7 +162,7 @@ def _check_logged_once(result: dict) -> None:
     """One ERROR record per cause; repeats summed in one WARNING line at close."""
     log = result["log"]
     for needle, stage in (("InjectedCleanError", "clean"), ("InjectedFitError", "fit")):
-        n = _sst(result, f"errors/{stage}")
+        n = sst_stat(result, f"errors/{stage}")
         lines = _sst_error_lines(log, needle)
         assert len(lines) == (1 if n else 0), (needle, n, lines)
         if n > 1:
@@ -182,8 +178,8 @@ def test_faults_normal_end(crawls):
     by_id = _check_delivery_and_flags(result)
     _check_logged_once(result)
     # both failing sites reached their sample and failed to fit, the third was built
-    assert _sst(result, "errors/fit") == 2
-    assert _sst(result, "models_built") >= 1
+    assert sst_stat(result, "errors/fit") == 2
+    assert sst_stat(result, "models_built") >= 1
     # with default caps nothing is evicted: the rule is exact
     for item_id, row in by_id.items():
         url = _url(item_id)
@@ -199,7 +195,7 @@ def test_faults_closespider_itemcount(crawls):
     assert result["stats"]["finish_reason"] == "closespider_itemcount"
     _check_delivery_and_flags(result)
     _check_logged_once(result)
-    assert _sst(result, "items_flushed_at_close") > 0
+    assert sst_stat(result, "items_flushed_at_close") > 0
 
 
 def test_faults_sigint_while_items_held(crawls):
@@ -207,9 +203,9 @@ def test_faults_sigint_while_items_held(crawls):
     assert result["stats"]["finish_reason"] == "shutdown"
     _check_delivery_and_flags(result)
     _check_logged_once(result)
-    assert _sst(result, "items_flushed_at_close") > 0
+    assert sst_stat(result, "items_flushed_at_close") > 0
     # the held sites are fitted at the close with the pages they have: the failing ones fail
-    assert _sst(result, "errors/fit") <= len(FIT_FAIL_SITES)
+    assert sst_stat(result, "errors/fit") <= len(FIT_FAIL_SITES)
 
 
 @pytest.mark.parametrize("status", sorted(LIMIT_CRAWLS))

@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import assert_exactly_once, crawl_in_subprocess
+from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
 from sst_cleaner.settings import load_config
 
@@ -72,10 +72,6 @@ def crawls(demo_server, tmp_path_factory):
             future.cancel()
 
 
-def _sst(result: dict, key: str) -> float:
-    return result["stats"].get(f"sst/{key}", 0)
-
-
 def _exactly_once(result: dict) -> None:
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
 
@@ -92,8 +88,8 @@ def _check_flags(result: dict) -> list[dict]:
             assert r["status"] == "error", r
             errors.append(r)
     pages = {r["id"].split("#", 1)[0] for r in errors}
-    assert _sst(result, "errors/clean") == len(pages)
-    assert _sst(result, "errors") == sum(v for k, v in result["stats"].items() if k.startswith("sst/errors/"))
+    assert sst_stat(result, "errors/clean") == len(pages)
+    assert sst_stat(result, "errors") == sum(v for k, v in result["stats"].items() if k.startswith("sst/errors/"))
     return errors
 
 
@@ -104,11 +100,11 @@ def test_process_mode_cleans_in_worker_processes_like_threads(crawls):
         assert result["stats"]["finish_reason"] == "finished"
         assert len(result["yielded"]) == 60
         assert all(r["text"] and r["status"] == "cleaned" for r in result["received"])
-        assert _sst(result, "models_built") == 1 and _sst(result, "errors") == 0
+        assert sst_stat(result, "models_built") == 1 and sst_stat(result, "errors") == 0
     # SST_PROCESSES = 2, but one site: the second worker is never started
-    assert _sst(proc, "worker_processes") == 1
+    assert sst_stat(proc, "worker_processes") == 1
     assert "worker processes up" in proc["log"]
-    assert _sst(thread, "worker_processes") == 0 and "worker process" not in thread["log"]
+    assert sst_stat(thread, "worker_processes") == 0 and "worker process" not in thread["log"]
     # same pages, same text, whichever process cleaned them
     assert {r["id"]: r["text"] for r in proc["received"]} == {r["id"]: r["text"] for r in thread["received"]}
 
@@ -118,7 +114,7 @@ def test_worker_crash_loses_no_item_and_the_worker_restarts(crawls):
     _exactly_once(result)
     assert result["stats"]["finish_reason"] == "finished"
     assert result["crashed_url"], "no worker crashed: the test proves nothing"
-    assert _sst(result, "worker_crashes") == 1 and _sst(result, "worker_restarts") == 1
+    assert sst_stat(result, "worker_crashes") == 1 and sst_stat(result, "worker_restarts") == 1
     assert "died" in result["log"] and "starting a new one" in result["log"]
     errors = _check_flags(result)
     # the page being cleaned when its worker died: its items are delivered, uncleaned;
@@ -126,7 +122,7 @@ def test_worker_crash_loses_no_item_and_the_worker_restarts(crawls):
     # back, so every other item is cleaned by the site model
     crashed_path = "/" + result["crashed_url"].split("/", 3)[3]
     assert errors and all(r["id"].startswith(crashed_path + "#") for r in errors)
-    assert _sst(result, "errors/clean") == 1
+    assert sst_stat(result, "errors/clean") == 1
     assert all(r["status"] == "cleaned" for r in result["received"] if r not in errors)
 
 
@@ -134,22 +130,22 @@ def test_worker_crashing_again_and_again_falls_back_to_threads(crawls):
     result = crawls["crash_often"].result()
     _exactly_once(result)
     assert result["stats"]["finish_reason"] == "finished"
-    assert _sst(result, "worker_restarts") == 3  # workers.MAX_RESTARTS
-    assert _sst(result, "worker_crashes") == 4
+    assert sst_stat(result, "worker_restarts") == 3  # workers.MAX_RESTARTS
+    assert sst_stat(result, "worker_crashes") == 4
     assert "go on in threads" in result["log"]
     _check_flags(result)
-    assert _sst(result, "errors/clean") == 4  # one page per crash: the one being cleaned
+    assert sst_stat(result, "errors/clean") == 4  # one page per crash: the one being cleaned
     # after the fall-back, the pages that killed workers are cleaned in threads (the
     # method crashes only inside a worker process) with the site's model
     assert any(r["status"] == "cleaned" for r in result["received"])
-    assert _sst(result, "status/cleaned") + _sst(result, "status/fallback") > _sst(result, "status/error")
+    assert sst_stat(result, "status/cleaned") + sst_stat(result, "status/fallback") > sst_stat(result, "status/error")
 
 
 def test_method_unknown_to_the_workers_falls_back_to_threads(crawls):
     result = crawls["no_init"].result()
     _exactly_once(result)
     assert "worker processes could not start" in result["log"] and "SST_WORKER_INIT" in result["log"]
-    assert _sst(result, "errors/workers") == 1
+    assert sst_stat(result, "errors/workers") == 1
     assert all(r["text"] for r in result["received"])
 
 
@@ -157,13 +153,13 @@ def test_model_saved_by_threads_is_loaded_by_a_worker(crawls):
     first, second = crawls["reuse"].result()
     _exactly_once(first)
     _exactly_once(second)
-    assert _sst(first, "models_saved") == 1 and _sst(first, "worker_processes") == 0
-    assert _sst(second, "models_loaded") == 1 and _sst(second, "worker_processes") >= 1
-    assert _sst(second, "models_built") == 0 and _sst(second, "items_held") == 0
+    assert sst_stat(first, "models_saved") == 1 and sst_stat(first, "worker_processes") == 0
+    assert sst_stat(second, "models_loaded") == 1 and sst_stat(second, "worker_processes") >= 1
+    assert sst_stat(second, "models_built") == 0 and sst_stat(second, "items_held") == 0
     # cleaned by the loaded model in the worker (not the page-level fallback), and saved
     # again by the worker that refined it
     assert all(r["text"] and r["status"] == "cleaned" for r in second["received"])
-    assert _sst(second, "models_saved") == 1
+    assert sst_stat(second, "models_saved") == 1
 
 
 # -- settings -------------------------------------------------------------------------------
