@@ -101,13 +101,12 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
             pop_state()
             if tag == "a":
                 anchor_depth -= 1
-            if tag in block_tags and stack and stack[-1].element is el:
-                stack.pop()
-                if stack:
-                    cur = stack[-1]
-                    cur_parts = cur.parts
+            if tag in block_tags and stack[-1].element is el:
+                stack.pop()  # never the root's block: the stack is never empty
+                cur = stack[-1]
+                cur_parts = cur.parts
             tail = el.tail
-            if tail and stack:
+            if tail:
                 cur_parts.append(tail)
                 if anchor_depth:
                     cur.link_chars += len(tail.strip())

@@ -46,14 +46,7 @@ _STYLE_ATTR_SET = frozenset(STYLE_ATTRS)
 
 def style_label(el: etree._Element) -> str:
     """``TAG`` plus its normalised style attributes: the paper's (TAG, Attr) pair."""
-    attrib = el.attrib
-    if not attrib:
-        return el.tag
-    # an element has a few attributes: look at those, not at every style name
-    raw = tuple(sorted((k, v) for k, v in attrib.items() if k in _STYLE_ATTR_SET and v))
-    if not raw:
-        return el.tag
-    return _style_label(el.tag, raw)
+    return _label_and_hints(el)[0]
 
 
 @lru_cache(maxsize=50_000)
@@ -134,17 +127,11 @@ _HINT_WORDS = (
 
 
 def class_hints(el: etree._Element) -> int:
-    attrib = el.attrib
-    if not attrib:
-        return 0
-    cls, ident = attrib.get("class"), attrib.get("id")
-    if not cls and not ident:
-        return 0
-    return _hints_of(f"{cls or ''} {ident or ''}".lower())
+    """HINT_* bits of the element's own class/id names."""
+    return _label_and_hints(el)[1]
 
 
-@lru_cache(maxsize=50_000)
-def _hints_of(val: str) -> int:
+def _hints_of(val: str) -> int:  # called from the cached _label_hints_of only
     bits = 0
     for bit, names in _HINT_WORDS:
         for n in names:
@@ -387,6 +374,18 @@ class SiteStatsModel:
         self.stats.add(analyse_page(page))
 
 
+def _entropy(acc: tuple, own_tf: int, ln_n: float) -> float:
+    """H = (ln S - Q / S) / ln n from a feature's sums (S, Q) over the node's pages, with
+    the page's own ``own_tf`` occurrences taken out; clipped to [0, 1]."""
+    S, Q = acc
+    if own_tf:
+        S -= own_tf
+        Q -= own_tf * math.log(own_tf)
+    if S <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (math.log(S) - Q / S) / ln_n))
+
+
 class PageView:
     """The site's evidence about one page, with the page's own contribution removed."""
 
@@ -430,16 +429,8 @@ class PageView:
         acc = self.stats.node_feat.get(key, {}).get(feat)
         if acc is None:
             return 0.0
-        S, Q = acc
-        if self.own:
-            t = self._own_tf.get(key, {}).get(feat, 0)
-            if t:
-                S -= t
-                Q -= t * math.log(t)
-        if S <= 0:
-            return 0.0
-        h = (math.log(S) - Q / S) / math.log(n)
-        return min(1.0, max(0.0, h))
+        t = self._own_tf.get(key, {}).get(feat, 0) if self.own else 0
+        return _entropy(acc, t, math.log(n))
 
     def sentence_entropy(self, key: str, s: SentenceInfo) -> float:
         """E(S): mean feature entropy of the sentence's features (informative-sentences 4.3).
@@ -460,22 +451,12 @@ class PageView:
             return 0.0
         own_tf = self._own_tf.get(key) if self.own else None
         ln_n = math.log(n)
-        log = math.log
         total = 0.0
         for f in feats:
             h = cache.get(f)
             if h is None:
-                h = 0.0
                 acc = accs.get(f)
-                if acc is not None:
-                    S, Q = acc
-                    if own_tf:
-                        t = own_tf.get(f, 0)
-                        if t:
-                            S -= t
-                            Q -= t * log(t)
-                    if S > 0:
-                        h = min(1.0, max(0.0, (log(S) - Q / S) / ln_n))
+                h = 0.0 if acc is None else _entropy(acc, own_tf.get(f, 0) if own_tf else 0, ln_n)
                 cache[f] = h
             total += h
         return total / len(feats)

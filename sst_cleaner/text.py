@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from functools import lru_cache
 from itertools import chain
 from typing import Iterable
 
@@ -76,8 +75,8 @@ def _stemmer():
     return got
 
 
-@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
+    # not cached here: _TOKEN_FEATURES below stems each distinct word once
     if _snowball is None or not word.isascii():
         return word
     return _stemmer().stemWord(word)
