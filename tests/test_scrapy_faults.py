@@ -190,20 +190,20 @@ def test_faults_normal_end(crawls):
     assert any(row.get("sst_status") == "cleaned" for row in by_id.values())
 
 
-def test_faults_closespider_itemcount(crawls):
-    result = crawls["itemcount"].result()
-    assert result["stats"]["finish_reason"] == "closespider_itemcount"
+def _check_closed_with_items_held(result: dict, reason: str) -> None:
+    assert result["stats"]["finish_reason"] == reason
     _check_delivery_and_flags(result)
     _check_logged_once(result)
     assert sst_stat(result, "items_flushed_at_close") > 0
+
+
+def test_faults_closespider_itemcount(crawls):
+    _check_closed_with_items_held(crawls["itemcount"].result(), "closespider_itemcount")
 
 
 def test_faults_sigint_while_items_held(crawls):
     result = crawls["sigint"].result()
-    assert result["stats"]["finish_reason"] == "shutdown"
-    _check_delivery_and_flags(result)
-    _check_logged_once(result)
-    assert sst_stat(result, "items_flushed_at_close") > 0
+    _check_closed_with_items_held(result, "shutdown")
     # the held sites are fitted at the close with the pages they have: the failing ones fail
     assert sst_stat(result, "errors/fit") <= len(FIT_FAIL_SITES)
 
