@@ -1,0 +1,78 @@
+"""Page preparation (issue 2, item 1): what a reader never sees is gone before any method
+looks at the page, the text around it stays in place, and bytes decode as Scrapy would."""
+from sst_cleaner.dom import element_text, parse_html
+
+
+def body_text(html) -> str:
+    return element_text(parse_html(html).root)
+
+
+def test_invisible_tags_are_dropped_with_their_content_but_not_their_tail():
+    html = ("<html><head><title>T</title><style>p{color:red}</style></head><body>"
+            "<p>one<script>var secret = 1;</script> two</p><noscript>enable js</noscript>"
+            "<template><p>tpl</p></template><!-- a comment --><p>three</p></body></html>")
+    assert body_text(html) == "one two three"
+
+
+def test_hidden_attribute_and_inline_hiding_styles_are_dropped():
+    html = ("<body><p>kept</p><p hidden>gone1</p>"
+            "<div style='display:none'>gone2</div>"
+            "<div style='color: red; DISPLAY : None ;'>gone3</div>"
+            "<span style='visibility:\thidden'>gone4</span>"
+            "<div style='display:block'>kept2</div>"
+            "<div style='visibility: visible'>kept3</div></body>")
+    assert body_text(html) == "kept kept2 kept3"
+
+
+def test_aria_hidden_drops_only_empty_decorations():
+    # icons are aria-hidden and textless; text marked aria-hidden is still on screen
+    html = ("<body><p><span aria-hidden='true'> <i class='icon'></i> </span>Docs</p>"
+            "<p aria-hidden='true'>still visible</p><p aria-hidden='false'></p></body>")
+    page = parse_html(html)
+    assert element_text(page.root) == "Docs still visible"
+    assert page.root.xpath("count(//span)") == 0
+    assert page.root.xpath("count(//p[@aria-hidden='false'])") == 1
+
+
+def test_dropping_a_hidden_element_keeps_the_text_after_it_in_order():
+    html = "<body><p>a<span hidden>x</span>b<span style='display:none'>y</span>c <b>d</b></p></body>"
+    assert body_text(html) == "abc d"
+
+
+def test_nested_hidden_elements_and_a_hidden_first_child():
+    html = ("<body><div><div hidden><p hidden>x</p>y</div>tail1<p>z</p></div>"
+            "<div><span style='display:none'>w</span>tail2</div></body>")
+    assert body_text(html) == "tail1 z tail2"
+
+
+def test_title_is_kept_apart_from_the_body():
+    page = parse_html("<html><head><title> The  title </title></head><body><p>x</p></body></html>")
+    assert page.title == "The title"
+    assert element_text(page.root) == "x"
+
+
+def test_bytes_are_decoded_from_bom_then_meta_charset():
+    text = "<html><head><meta charset='windows-1251'></head><body><p>Привет, мир</p></body></html>"
+    assert body_text(text.encode("windows-1251")) == "Привет, мир"
+    assert body_text("\ufeff<p>naïve café</p>".encode("utf-8")) == "naïve café"
+    # a known charset (Scrapy's response.encoding) wins over sniffing
+    page = parse_html("<p>Ça va</p>".encode("latin-1"), encoding="latin-1")
+    assert element_text(page.root) == "Ça va"
+
+
+def test_deep_nesting_never_hits_the_recursion_limit():
+    # deeper than Python's recursion limit: every walk is iterative, the text is kept
+    html = "<body>" + "<div>" * 1500 + "deep text" + "</div>" * 1500 + "<p>after</p></body>"
+    page = parse_html(html)
+    assert element_text(page.root) == "deep text after"
+    # 100,000 levels: libxml2 stops at its depth limit; the page is cut and says so
+    html = "<body><p>before</p>" + "<div>" * 100_000 + "x" + "</div>" * 100_000 + "</body>"
+    page = parse_html(html)
+    assert page.truncated and element_text(page.root).startswith("before")
+
+
+def test_empty_and_non_html_input_give_an_empty_body():
+    for html in ("", "   ", b"", b"\x00\x01\x02", "<?xml version='1.0' encoding='utf-8'?>"):
+        page = parse_html(html)
+        assert page.root.tag == "body"
+        assert element_text(page.root) == ""
