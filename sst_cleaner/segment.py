@@ -35,6 +35,8 @@ class TextBlock:
 
 Annotate = Callable[[etree._Element, Any], Any]
 
+_BLOCK, _ANCHOR = 1, 2  # what an open element is, for its end event
+
 
 def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> list[TextBlock]:
     """Cut the subtree under ``root`` into text blocks (iterative, document order).
@@ -48,61 +50,62 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     (most links, spans, images, line breaks) are skipped: no block lies in or under them.
     """
     blocks: list[TextBlock] = []
-    stack: list[TextBlock] = []  # open block elements
-    states: list = []  # annotate's state of every open element (root first)
+    root_state = annotate(root, None) if annotate is not None else None
+    cur = TextBlock(root, "", root_state)  # the innermost open block
+    blocks.append(cur)
+    stack = [cur]  # open blocks, root first: never empty
+    # the loop below runs twice for every element of every page: what it needs is kept
+    # in locals, and the end event reads what its start event pushed (``el.tag`` makes
+    # a new string on each call) instead of asking the element again
+    cur_parts = cur.parts
+    block_tags = BLOCK_TAGS
+    states = [root_state]  # annotate's state of every open element
+    kinds: list[int] = []  # _BLOCK, _ANCHOR or 0 for every open element below root
+    push_state, pop_state = states.append, states.pop
+    push_kind, pop_kind = kinds.append, kinds.pop
     anchor_depth = 0
     # link chars are counted on the raw parts (in ``link_chars``), then capped after
     # normalisation
-
-    root_state = annotate(root, None) if annotate is not None else None
-    root_block = TextBlock(root, "", root_state)
-    blocks.append(root_block)
-    stack.append(root_block)
-    block_tags = BLOCK_TAGS
-    # the innermost open block and its parts list, kept in locals (this loop runs twice
-    # for every element of every page)
-    cur = root_block
-    cur_parts = cur.parts
-    push_state, pop_state = states.append, states.pop
-    for event, el in etree.iterwalk(root, events=("start", "end")):
-        tag = el.tag
-        if tag.__class__ is not str:  # comments, PIs, entities: not elements
-            continue
-        if el is root:
-            if event == "start":
-                push_state(root_state)
-                if el.text:
-                    cur_parts.append(el.text)
-            continue
+    walk = etree.iterwalk(root, events=("start", "end"))  # elements only
+    next(walk)  # root's start
+    if root.text:
+        cur_parts.append(root.text)
+    for event, el in walk:
         if event == "start":
-            is_block = tag in block_tags
-            if annotate is not None and (is_block or len(el)):
-                state = annotate(el, states[-1])
-            else:
-                state = None
-            push_state(state)
-            if is_block:
+            tag = el.tag
+            if tag in block_tags:
+                state = annotate(el, states[-1]) if annotate is not None else None
+                push_state(state)
+                push_kind(_BLOCK)
                 cur_parts.append("\n")  # a nested block breaks the parent's line
                 cur = TextBlock(el, "", state)
                 cur_parts = cur.parts
                 blocks.append(cur)
                 stack.append(cur)
-            if tag == "a":
-                anchor_depth += 1
-                cur.n_links += 1
-            elif tag == "br":
-                cur_parts.append("\n")
+            else:
+                push_state(annotate(el, states[-1]) if annotate is not None and len(el) else None)
+                if tag == "a":
+                    push_kind(_ANCHOR)
+                    anchor_depth += 1
+                    cur.n_links += 1
+                else:
+                    push_kind(0)
+                    if tag == "br":
+                        cur_parts.append("\n")
             text = el.text
             if text:
                 cur_parts.append(text)
                 if anchor_depth:
                     cur.link_chars += len(text.strip())
         else:
+            if not kinds:
+                break  # root's end
             pop_state()
-            if tag == "a":
+            kind = pop_kind()
+            if kind == _ANCHOR:
                 anchor_depth -= 1
-            if tag in block_tags and stack[-1].element is el:
-                stack.pop()  # never the root's block: the stack is never empty
+            elif kind == _BLOCK:
+                stack.pop()
                 cur = stack[-1]
                 cur_parts = cur.parts
             tail = el.tail

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import Counter
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
 from lxml import etree
@@ -36,6 +35,14 @@ from .dom import PreparedPage
 from .segment import TextBlock, text_blocks
 from .style_tree import normalise_attr_value
 from .text import STOP_WORDS, features_from_words, split_sentences, words
+
+try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
+    from _collections import _count_elements
+except ImportError:  # pragma: no cover - other Python implementations
+    def _count_elements(mapping, iterable):
+        get = mapping.get
+        for x in iterable:
+            mapping[x] = get(x, 0) + 1
 
 #: attributes that carry a node's style on today's web, plus the old presentational ones
 STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
@@ -269,39 +276,38 @@ class SiteStats:
     def add(self, pa: PageAnalysis) -> None:
         self.n_pages += 1
         self.page_fps[pa.fingerprint] = self.page_fps.get(pa.fingerprint, 0) + 1
-        seen_sent: set[str] = set()
         node_sents: dict[str, set[str]] = {}
-        node_tf: dict[str, Counter] = {}
+        node_tf: dict[str, dict[str, int]] = {}
         sent_len = self.sent_len
         for b in pa.blocks:
             ns = node_sents.get(b.key)
             if ns is None:
                 ns = node_sents[b.key] = set()
-                node_tf[b.key] = Counter()
+                node_tf[b.key] = {}
             tf = node_tf[b.key]
             for s in b.sentences:
                 ns.add(s.hash)
                 sent_len[s.hash] = len(s.text)
-                tf.update(s.feats)  # counted in C
-        for ns in node_sents.values():
-            seen_sent.update(ns)
-        for h in seen_sent:
-            self.sent_df[h] = self.sent_df.get(h, 0) + 1
+                _count_elements(tf, s.feats)
+        # page counts: each key once per page, counted in C
+        _count_elements(self.sent_df, set().union(*node_sents.values()))
+        _count_elements(self.node_df, node_sents)
+        node_sent, node_feat, log = self.node_sent, self.node_feat, math.log
         for key, hs in node_sents.items():
-            self.node_df[key] = self.node_df.get(key, 0) + 1
-            d = self.node_sent.setdefault(key, {})
-            for h in hs:
-                d[h] = d.get(h, 0) + 1
-            nf = self.node_feat.setdefault(key, {})
+            d = node_sent.get(key)
+            if d is None:
+                d = node_sent[key] = {}
+            _count_elements(d, hs)
+            nf = node_feat.get(key)
+            if nf is None:
+                nf = node_feat[key] = {}
             # (S, Q) pairs are tuples, replaced on update: a site model holds hundreds of
             # thousands of them, and tuples of floats drop out of the garbage collector's
             # tracking where lists would be traversed by every full collection
             for f, c in node_tf[key].items():
+                q = c * log(c) if c > 1 else 0.0
                 acc = nf.get(f)
-                if acc is None:
-                    nf[f] = (float(c), c * math.log(c))
-                else:
-                    nf[f] = (acc[0] + c, acc[1] + c * math.log(c))
+                nf[f] = (float(c), q) if acc is None else (acc[0] + c, acc[1] + q)
         self._share_cache.clear()
 
     # -- evidence for one page ------------------------------------------------------

@@ -52,7 +52,9 @@ def is_cjk(ch: str) -> bool:
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens exactly as the reference scorer counts them."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    if not text.isascii():  # O(1) on a str; NFKC leaves ASCII as it is
+        text = unicodedata.normalize("NFKC", text)
+    return _WORD.findall(text.lower())
 
 
 # The Snowball English stemmer. ``snowballstemmer`` hands out PyStemmer's C build of the
