@@ -221,6 +221,10 @@ class SiteModelStore:
         self._seq = itertools.count()
         self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
         self._culprits: dict[tuple[int, int], int] = {}
+        # outcomes of finished calls waiting for the reactor thread (see _hand_over)
+        self._inbox: list[tuple[Any, Optional[BaseException], Any]] = []
+        self._inbox_lock = threading.Lock()
+        self._inbox_scheduled = False
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
         try:
@@ -448,7 +452,7 @@ class SiteModelStore:
     def _deferred(self, future):
         """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
         outcome (never fired for a future cancelled at close)."""
-        from twisted.internet import defer, reactor
+        from twisted.internet import defer
 
         d: defer.Deferred = defer.Deferred()
 
@@ -456,13 +460,37 @@ class SiteModelStore:
             if f.cancelled():  # dropped at close: nobody waits for it any more
                 return
             exc = f.exception()
-            if exc is not None:
-                reactor.callFromThread(d.errback, exc)
-            else:
-                reactor.callFromThread(d.callback, f.result())
+            self._hand_over(d, exc, None if exc is not None else f.result())
 
         future.add_done_callback(done)
         return d
+
+    def _hand_over(self, d: Any, exc: Optional[BaseException], value: Any) -> None:
+        """Queue a call's outcome for the reactor thread, waking the reactor once for all
+        the outcomes that arrive before it gets round to them: each wake-up is a turn of
+        the event loop taken from the crawl, and answers of a worker process often come
+        in bursts (a site's backlog after its model is built)."""
+        from twisted.internet import reactor
+
+        with self._inbox_lock:
+            self._inbox.append((d, exc, value))
+            if self._inbox_scheduled:
+                return
+            self._inbox_scheduled = True
+        reactor.callFromThread(self._drain_inbox)
+
+    def _drain_inbox(self) -> None:
+        with self._inbox_lock:
+            batch, self._inbox = self._inbox, []
+            self._inbox_scheduled = False
+        for d, exc, value in batch:  # in the order the calls finished
+            try:
+                if exc is not None:
+                    d.errback(exc)
+                else:
+                    d.callback(value)
+            except Exception:  # e.g. fired twice: never keep the rest of the batch waiting
+                logger.exception("sst: handing a worker's answer to the crawl failed")
 
     def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any],
               retry: bool = True):

@@ -72,6 +72,47 @@ def test_store_site_key_callable_and_item_binding():
     assert store.page_for(item_a) is None  # popped: exactly once
 
 
+def test_answers_that_finish_together_reach_the_reactor_in_order_with_one_wake_up(monkeypatch, caplog):
+    from concurrent.futures import Future
+    import threading
+
+    from twisted.internet import reactor
+
+    wake_ups = []
+    monkeypatch.setattr(reactor, "callFromThread", lambda f, *a: wake_ups.append((f, a)))
+    store = SiteModelStore(load_config({"SST_METHOD": "cetd"}))
+    futures = [Future() for _ in range(5)]
+    deferreds = [store._deferred(f) for f in futures]
+    got = []
+    for i, d in enumerate(deferreds):
+        d.addCallbacks(lambda v, i=i: got.append((i, v)), lambda fail, i=i: got.append((i, fail.value)))
+    deferreds[1].callback("fired early")  # its answer will fail to be handed over
+    boom = RuntimeError("worker said no")
+
+    def finish():  # a reader thread: the answers arrive while the reactor is busy
+        for i, f in enumerate(futures):
+            if i == 3:
+                f.set_exception(boom)
+            else:
+                f.set_result(f"answer {i}")
+
+    t = threading.Thread(target=finish)
+    t.start()
+    t.join()
+    assert len(wake_ups) == 1 and got == [(1, "fired early")]
+    func, args = wake_ups.pop()
+    func(*args)  # the reactor's turn
+    assert got == [(1, "fired early"), (0, "answer 0"), (2, "answer 2"), (3, boom), (4, "answer 4")]
+    # the next answer wakes the reactor again
+    later = Future()
+    store._deferred(later).addCallback(lambda v: got.append(("later", v)))
+    later.set_result("x")
+    assert len(wake_ups) == 1
+    wake_ups[0][0]()
+    assert got[-1] == ("later", "x")
+    assert "handing a worker's answer to the crawl failed" in caplog.text  # logged, not raised
+
+
 def test_addon_enables_components_and_respects_sst_enabled():
     from scrapy.exceptions import NotConfigured
     from scrapy.settings import Settings
