@@ -59,6 +59,7 @@ MODES = ("transductive", "loo", "page", "sample")
 CURVE_POINTS: tuple = (0, 1, 2, 4, 8, "all")
 REFERENCE = "trafilatura"
 FIT_500 = 500
+FIT_500_RUNS = 3
 
 #: the clock timings are read from: CPU time of this process by default, because the
 #: benchmark is single-threaded and CPU time does not count the time the process waits
@@ -541,18 +542,38 @@ def learning_curve(corpus: Corpus, method: str, points: Sequence = CURVE_POINTS)
 
 
 def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
-    """Time to fit 500 pages of one site: measured on the corpus's largest site when it
-    has >= 500 pages, else fit ms/page (transductive, else sample, else loo) x 500,
-    flagged as an estimate."""
+    """Time to fit 500 pages, measured whenever the corpus has 500 pages:
+
+    * on its largest site when that has >= 500 pages;
+    * else on the corpus's first 500 pages (its sites in manifest order) fitted as one
+      model (``"mixed"``): several sites' templates in one model repeat fewer blocks
+      than one site's would, so this is no easier than fitting one big site;
+    * else fit ms/page (transductive, else sample, else loo) x 500, flagged as an
+      estimate.
+
+    A measurement is the median of ``FIT_500_RUNS`` fits (the figure a goal is judged
+    on should not hang on one run on a shared machine).
+    """
     biggest = max(corpus.sites.values(), key=len) if corpus.sites else []
-    if len(biggest) >= FIT_500:
+    pages = corpus.pages
+    if len(biggest) >= FIT_500 or len(pages) >= FIT_500:
         from .cleaner import SiteCleaner
 
-        probe = Run(corpus.name, method, "fit500")
-        cleaner = _new(probe, lambda: SiteCleaner(method=method))
-        if cleaner is not None and _fit(probe, cleaner, biggest[:FIT_500]):
-            return {"ms": probe.fit_ms_total, "estimate": False, "site": biggest[0].site_key}
-        return {"ms": None, "estimate": False, "error": True}
+        mixed = len(biggest) < FIT_500
+        chosen = (pages if mixed else biggest)[:FIT_500]
+        times = []
+        for _ in range(FIT_500_RUNS):
+            probe = Run(corpus.name, method, "fit500")
+            cleaner = _new(probe, lambda: SiteCleaner(method=method))
+            if cleaner is None or not _fit(probe, cleaner, chosen):
+                return {"ms": None, "estimate": False, "error": True}
+            times.append(probe.fit_ms_total)
+        info = {"ms": statistics.median(times), "runs_ms": times, "estimate": False}
+        if mixed:
+            info.update(mixed=True, sites=len({p.site_key for p in chosen}))
+        else:
+            info["site"] = biggest[0].site_key
+        return info
     by_mode = {r.mode: r for r in runs if r.method == method}
     for mode in ("transductive", "sample", "loo"):
         r = by_mode.get(mode)
@@ -590,12 +611,15 @@ def _row_cells(run: Run, floor: dict[str, float]) -> list[str]:
 
 def _fmt_fit500(name: str, method: str, info: dict) -> str:
     if info.get("ms") is None:
-        return f"{name} {method}: fit 500 pages: n/a"
+        return f"{name} {method}: fit {FIT_500} pages: n/a"
     if info["estimate"]:
-        return (f"{name} {method}: fit 500 pages ~ {info['ms'] / 1000:.2f} s  ESTIMATE "
-                f"(fit ms/page of {info['from_mode']} x 500; largest site has "
+        return (f"{name} {method}: fit {FIT_500} pages ~ {info['ms'] / 1000:.2f} s  ESTIMATE "
+                f"(fit ms/page of {info['from_mode']} x {FIT_500}; largest site has "
                 f"{info['largest_site_pages']} pages)")
-    return f"{name} {method}: fit 500 pages = {info['ms'] / 1000:.2f} s  measured on {info['site']}"
+    runs = ", ".join(f"{ms / 1000:.2f}" for ms in info.get("runs_ms", []))
+    where = (f"{info['sites']} sites' first pages fitted as one model" if info.get("mixed")
+             else f"site {info['site']}")
+    return f"{name} {method}: fit {FIT_500} pages = {info['ms'] / 1000:.2f} s  measured on {where} (median of {runs} s)"
 
 
 def render_text(results: list[dict]) -> str:

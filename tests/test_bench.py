@@ -319,3 +319,24 @@ def test_runs_as_a_module():
                           capture_output=True, text=True, timeout=60,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert proc.returncode == 0 and "--max-pages-per-site" in proc.stdout
+
+
+def test_fit_500_is_measured_when_the_corpus_has_the_pages(tmp_path, capsys, toy_methods, monkeypatch):
+    # alpha 10 pages + beta 2: with a bar of 11 pages no site has them, the corpus does
+    corpus = _write_corpus(tmp_path / "tiny")
+    fitted = []
+    real_fit = _RepeatedBlocks.fit
+    monkeypatch.setattr(_RepeatedBlocks, "fit", lambda self, pages: (fitted.append(len(pages)), real_fit(self, pages)))
+    monkeypatch.setattr(bench, "FIT_500", 11)
+    bench.main([corpus, "--methods", "bench-toy", "--modes", "page", "--json", "--no-reference"])
+    info = json.loads(capsys.readouterr().out)["tiny"]["fit500"]["bench-toy"]
+    assert info["estimate"] is False and info["mixed"] is True and info["sites"] == 2
+    assert fitted == [11] * bench.FIT_500_RUNS and len(info["runs_ms"]) == bench.FIT_500_RUNS
+    assert info["ms"] == sorted(info["runs_ms"])[1]
+    # a site that has the pages is measured on its own
+    monkeypatch.setattr(bench, "FIT_500", 10)
+    fitted.clear()
+    bench.main([corpus, "--methods", "bench-toy", "--modes", "page", "--no-reference"])
+    printed = capsys.readouterr().out
+    assert fitted == [10] * bench.FIT_500_RUNS
+    assert "fit 10 pages = " in printed and "measured on site alpha.example" in printed
