@@ -22,11 +22,18 @@ from lxml import etree
 
 from .limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 
-#: elements whose content is never visible text
+#: elements whose content is never visible text. Not ``object``: what it holds besides
+#: its ``param``s is fallback content, shown whenever the embedded thing cannot be (every
+#: Flash movie, today): a video's caption on a 2013 news page is still read there.
 INVISIBLE_TAGS = (
-    "script", "style", "noscript", "template", "head", "iframe", "object", "embed",
-    "svg", "math", "canvas", "select", "option", "datalist", "map", "param", "source", "track",
+    "script", "style", "noscript", "template", "head", "iframe",
+    "svg", "math", "canvas", "select", "option", "datalist", "map", "param",
 )
+#: void elements of HTML5 that libxml2's HTML parser (HTML 4 rules) opens as containers:
+#: ``<div><embed src=x><p>text</p></div>`` parses as ``<embed><p>text</p></embed>``. They
+#: never hold anything, so what the parser put inside them is the page's next content:
+#: the tag goes, its "children" stay (dropping them with it lost the rest of the parent).
+VOID_MISPARSED_TAGS = ("embed", "source", "track")
 # <title> lives in <head>; we keep it apart (see PreparedPage.title) before dropping head.
 
 #: block-level elements: each starts a new text block (paragraph) when text is laid out
@@ -377,6 +384,7 @@ def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[st
         title = normalize_space("".join(title_el.itertext()))
     # invisible subtrees first (C-level), so that the caps count what a reader sees
     etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
+    etree.strip_tags(doc, *VOID_MISPARSED_TAGS)
     dropped = _cap_elements(doc, limits.max_elements)
     truncated = truncated or dropped > 0
     # without the deep re-parse, libxml2 has already kept the tree within depth 256
@@ -483,12 +491,6 @@ def _cap_depth(doc: etree._Element, max_depth: int) -> int:
         el.text = text
         removed += n
     return removed
-
-
-def clean_tree(doc: etree._Element) -> None:
-    """Drop what is never visible: invisible tags, hidden elements, comments/PIs."""
-    etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
-    _drop_hidden(doc)
 
 
 # Hidden elements, found by libxml2's XPath engine (C) from the attributes that hide
