@@ -280,39 +280,56 @@ def run_with_budget(fn: Callable[..., T], seconds: Optional[float], *args: Any, 
 
 
 class PageBudgets:
-    """A list of pages whose iteration gives each page its own deadline.
+    """The pages a method's ``fit`` walks, prepared one at a time, each within its own
+    deadline.
 
     A method's ``fit`` walks its pages with ``for page in pages``; handed this sequence
-    instead of a list, each step of that walk arms a deadline of ``budgets[i]`` seconds
-    for page ``i`` (replacing the previous page's), and the end of the walk disarms it.
-    When a page overruns, :class:`BudgetExceeded` is raised inside the ``fit`` and
-    :meth:`fired` names the page, so the caller can drop it and fit again on the others
-    (see ``SiteCleaner.fit``). Work a method does after the walk (scoring the model) is
-    not a page's and runs under the enclosing budget only. Always call :meth:`disarm`
-    when the ``fit`` is over, however it ended.
+    instead of a list, each step of that walk arms a deadline of ``budget`` seconds for
+    page ``i`` (replacing the previous page's; None: no deadline), then makes the page
+    with ``prepare(items[i])`` (parsing is part of a page's cost), and the end of the
+    walk disarms it. When a page overruns, :class:`BudgetExceeded` is raised inside the
+    ``fit`` and :meth:`fired` names the page, so the caller can drop it and fit again on
+    the others (see ``SiteCleaner.fit``). Work a method does after the walk (scoring the
+    model) is not a page's and runs under the enclosing budget only. Always call
+    :meth:`disarm` when the ``fit`` is over, however it ended.
+
+    Pages are made as the walk reaches them and not kept: a method that walks its pages
+    once holds one parsed page at a time, however many it learns from (500 parsed pages
+    held ~280 MB). Indexing (``pages[i]``) prepares the page again. ``keep_reading()``,
+    asked before each page, ends the walk early when it says False; the pages not
+    reached are counted in :attr:`not_read`.
     """
 
-    def __init__(self, items: list, budgets: list[float]):
-        if len(items) != len(budgets):
-            raise ValueError("one budget per page")
+    def __init__(self, items: list, budget: Optional[float] = None,
+                 prepare: Callable[[Any], Any] = lambda item: item,
+                 keep_reading: Callable[[], bool] = lambda: True):
         self._items = items
-        self._budgets = budgets
+        self._budget = budget
+        self._prepare = prepare
+        self._keep_reading = keep_reading
         self._token: Optional[int] = None
         self._entry: Optional[list] = None
         self._current: Optional[int] = None
+        #: pages the last walk did not reach because ``keep_reading()`` said False
+        self.not_read = 0
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __getitem__(self, i):
-        return self._items[i]
+        return self._prepare(self._items[i])
 
     def __iter__(self):
+        self.not_read = 0
         for i, item in enumerate(self._items):
             self.disarm()
+            if not self._keep_reading():
+                self.not_read = len(self._items) - i
+                return
             self._current = i
-            self._token, self._entry = _WATCHDOG.arm(self._budgets[i])
-            yield item
+            if self._budget:
+                self._token, self._entry = _WATCHDOG.arm(self._budget)
+            yield self._prepare(item)
         self.disarm()
 
     def disarm(self) -> None:

@@ -353,6 +353,53 @@ def test_fit_drops_a_page_whose_learning_overruns_the_page_budget():
         _METHODS.pop("_one_slow", None)
 
 
+class _CountsLivePages(_SlowMethod):
+    """fit walks its pages and notes how many parsed pages are alive at each step."""
+
+    def fit(self, pages):
+        import gc
+
+        from sst_cleaner.dom import PreparedPage
+
+        self.alive = []
+        self.n_pages = 0
+        for page in pages:
+            self.alive.append(sum(isinstance(o, PreparedPage) for o in gc.get_objects()))
+            self.n_pages += 1
+
+
+def test_fit_holds_one_parsed_page_at_a_time():
+    # a site of many pages is learnt in constant memory: each page is parsed when the
+    # method reaches it and let go once learnt
+    register_method("_counts_live")(_CountsLivePages)
+    try:
+        pages = [f"<html><body><p>Page {i} of the site.</p></body></html>" for i in range(12)]
+        cleaner = SiteCleaner(method="_counts_live").fit(pages)
+        assert cleaner.n_pages == 12 and max(cleaner._impl.alive) == 1
+    finally:
+        _METHODS.pop("_counts_live", None)
+
+
+class _SpinsPerPage(_SlowMethod):
+    def fit(self, pages):
+        self.n_pages = 0
+        for _ in pages:
+            _spin(0.05)
+            self.n_pages += 1
+
+
+def test_fit_stops_reading_pages_when_half_the_site_budget_is_spent():
+    register_method("_spins")(_SpinsPerPage)
+    try:
+        pages = [f"<html><body><p>Page {i} of the site.</p></body></html>" for i in range(40)]
+        cleaner = SiteCleaner(method="_spins", site_time_budget=0.5).fit(pages)
+        # ~0.25 s of reading at 0.05 s a page: the rest are counted, the model is kept
+        assert cleaner.fit_status == "partial" and 2 <= cleaner.n_pages <= 10
+        assert cleaner.skipped_pages == 40 - cleaner.n_pages
+    finally:
+        _METHODS.pop("_spins", None)
+
+
 def test_partial_fit_stops_learning_once_site_budget_is_spent(slow_method):
     cleaner = SiteCleaner(method=slow_method, fit_delay=0.15, site_time_budget=0.3)
     for _ in range(6):
