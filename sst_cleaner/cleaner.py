@@ -66,11 +66,15 @@ def _load_builtin_methods() -> None:
 def _as_page(page: PageInput, url: Optional[str] = None, limits: Optional[Limits] = None) -> PreparedPage:
     if isinstance(page, PreparedPage):
         return page
+    encoding = None
     if isinstance(page, tuple):
-        if len(page) != 2:
-            raise ValueError("a page pair must be (url, html)")
-        url, page = page
-    return parse_html(page, url=url, limits=limits)
+        if len(page) == 2:
+            url, page = page
+        elif len(page) == 3:  # bytes with the charset the server declared
+            url, page, encoding = page
+        else:
+            raise ValueError("a page tuple must be (url, html) or (url, html_bytes, encoding)")
+    return parse_html(page, url=url, encoding=encoding, limits=limits)
 
 
 #: cleaned once with a freshly loaded model, so that bad state fails at load time
@@ -108,8 +112,8 @@ class SiteCleaner:
 
     # -- learning -------------------------------------------------------------------
     def fit(self, pages: Iterable[PageInput]) -> "SiteCleaner":
-        """Learn the site from ``pages`` (html str/bytes, or (url, html) pairs), replacing
-        anything learnt before.
+        """Learn the site from ``pages`` (html str/bytes, (url, html) pairs, or (url, html
+        bytes, encoding) triples), replacing anything learnt before.
 
         Within ``limits.site_time_budget``: pages stop being read when half of it is
         spent (the rest are counted in ``skipped_pages``), and a method ``fit`` that

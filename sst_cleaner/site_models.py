@@ -163,35 +163,10 @@ class PageRecord:
     def size(self) -> int:
         return len(self.body)
 
-    def prepare(self, limits=None):
-        """The page parsed within ``limits`` (a cleaner's ``Limits``; the defaults if None)."""
-        from .dom import parse_html
-
-        return parse_html(self.body, url=self.url, encoding=self.encoding, limits=limits)
-
-
-def build_model(method: str, params: dict, pages: list[PageRecord],
-                share_pages: int = 5) -> tuple[SiteCleaner, float, float]:
-    """Fit a site model on ``pages`` (runs in a worker thread).
-
-    Returns the cleaner, the seconds it took, and the mean share of text the model
-    judged template on up to ``share_pages`` of the sample (for the log line a user
-    reads to decide whether the model makes sense).
-    """
-    start = time.perf_counter()
-    cleaner = SiteCleaner(method, **params)
-    # parsed within the cleaner's limits, so size caps given in SST_PARAMS apply here too
-    prepared = [p.prepare(cleaner.limits) for p in pages]
-    cleaner.fit(prepared)
-    seconds = time.perf_counter() - start
-    shares = []
-    for page in pages[:share_pages]:
-        try:
-            shares.append(cleaner.clean(page.prepare(cleaner.limits)).template_share)
-        except Exception:  # the share is informative only; the build itself succeeded
-            pass
-    share = sum(shares) / len(shares) if shares else 0.0
-    return cleaner, seconds, share
+    @property
+    def fields(self) -> tuple:
+        """(url, body, encoding): what the site operations of :mod:`sst_cleaner.workers` take."""
+        return self.url, self.body, self.encoding
 
 
 # -- the store ---------------------------------------------------------------------------
@@ -574,14 +549,12 @@ class SiteModelStore:
     # -- the three kinds of CPU work
     def build(self, site: str, pages: list[PageRecord]):
         """Fit ``site``'s model on ``pages``; a Deferred of ``(seconds, share)`` (see
-        :func:`build_model`), fired once the model is in the store."""
+        :func:`~sst_cleaner.workers.fit_site`), fired once the model is in the store."""
+        from .workers import fit_site
+
         cfg = self.config
-
-        def in_thread():
-            return build_model(cfg.method, cfg.params, pages)
-
-        args = ([(p.url, p.body, p.encoding) for p in pages],)
-        d = self._call(site, "fit", args, in_thread)
+        fields = [p.fields for p in pages]
+        d = self._call(site, "fit", (fields,), lambda: fit_site(cfg.method, cfg.params, fields))
 
         def built(result: tuple):
             if isinstance(result[0], SiteCleaner):  # fitted in a thread
@@ -608,16 +581,9 @@ class SiteModelStore:
 
     def refine(self, site: str, page: PageRecord):
         """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
-        model = self.get(site)
-        lock = self.lock(site)
+        from .workers import refine_site
 
-        def in_thread() -> Optional[int]:
-            if model is None:
-                return None
-            prepared = page.prepare(model.limits)
-            with lock:
-                model.partial_fit(prepared)
-                return model.n_pages
+        model, lock = self.get(site), self.lock(site)
 
         def done(n_pages: Optional[int]) -> Optional[int]:
             if n_pages is not None and site in self._remote_pages:
@@ -625,32 +591,20 @@ class SiteModelStore:
             self.mark_dirty(site)
             return n_pages
 
-        return self._call(site, "refine", (page.url, page.body, page.encoding), in_thread).addCallback(done)
+        return self._call(site, "refine", page.fields,
+                          lambda: refine_site(model, *page.fields, lock=lock)).addCallback(done)
 
     def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False):
         """Clean ``page`` with its site's model (the page-level fallback if the site has
         none); a Deferred of :class:`~sst_cleaner.workers.CleanFields`."""
-        from .workers import clean_fields
+        from .workers import choose_cleaner, clean_page
 
         model = self.get(page.site) if page.site else None
-        if model is None:
-            model = self.fallback()
-            lock = self.lock("\0fallback")
-            site_model = False
-        else:
-            lock = self.lock(page.site)
-            # a fit that overran its budget left the model unfitted: page-level cleaning
-            site_model = getattr(model, "fit_status", "ok") != "over_budget"
-
-        def in_thread():
-            # parsed within the model's limits (SST_PARAMS may set them), not the defaults
-            prepared = page.prepare(getattr(model, "limits", None))
-            with lock:
-                result = model.clean(prepared)
-            return clean_fields(result, sentences, blocks, site_model)
-
-        args = (page.url, page.body, page.encoding, sentences, blocks)
-        return self._call(page.site, "clean", args, in_thread)
+        cleaner, site_model = choose_cleaner(model, self.fallback)
+        lock = self.lock(page.site if model is not None else "\0fallback")
+        args = page.fields + (sentences, blocks)
+        return self._call(page.site, "clean", args,
+                          lambda: clean_page(cleaner, site_model, *args, lock=lock))
 
     def run(self, func: Callable[..., Any], *args: Any):
         """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the

@@ -121,13 +121,23 @@ def _op_start(site: str) -> int:
     return os.getpid()
 
 
-def _op_fit(site: str, pages: list, share_pages: int = 5) -> tuple:
-    """Fits the site's model on ``pages`` [(url, body, encoding)]: (seconds, share of
-    template text on the first pages, the model as ``to_dict``)."""
+# -- the site operations, shared by the worker processes and the threads ----------------
+# (the Scrapy process's SiteModelStore calls them in threads, with a site's lock, in
+# SST_WORKERS = "thread" mode or after the workers were given up)
+
+def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tuple:
+    """Fit a site model on ``pages`` [(url, body, encoding)].
+
+    Returns the cleaner, the seconds it took, and the mean share of text the model
+    judged template on up to ``share_pages`` of the sample (for the log line a user
+    reads to decide whether the model makes sense).
+    """
+    from .cleaner import SiteCleaner
+
     start = time.perf_counter()
-    cleaner = _cleaner()
-    prepared = [_parse(u, b, e, cleaner.limits) for u, b, e in pages]
-    cleaner.fit(prepared)
+    cleaner = SiteCleaner(method, **params)
+    # parsed as fit reaches them, within the cleaner's limits (SST_PARAMS may set them)
+    cleaner.fit(pages)
     seconds = time.perf_counter() - start
     shares = []
     for u, b, e in pages[:share_pages]:
@@ -135,29 +145,59 @@ def _op_fit(site: str, pages: list, share_pages: int = 5) -> tuple:
             shares.append(cleaner.clean(_parse(u, b, e, cleaner.limits)).template_share)
         except Exception:  # informative only; the build itself succeeded
             pass
+    return cleaner, seconds, (sum(shares) / len(shares) if shares else 0.0)
+
+
+def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
+                lock: Any = contextlib.nullcontext()) -> Optional[int]:
+    """``partial_fit`` of ``model`` with one page: its page count (None: no model)."""
+    if model is None:
+        return None
+    prepared = _parse(url, body, encoding, model.limits)
+    with lock:
+        model.partial_fit(prepared)
+        return model.n_pages
+
+
+def choose_cleaner(model: Any, fallback: Callable[[], Any]) -> tuple:
+    """The cleaner for a page whose site has ``model`` (None: none yet), and whether it
+    is the site's model. A fit that overran its budget left the model unfitted: it
+    cleans page by page, so it counts as the fallback."""
+    if model is None:
+        return fallback(), False
+    return model, getattr(model, "fit_status", "ok") != "over_budget"
+
+
+def clean_page(cleaner: Any, site_model: bool, url: str, body: bytes, encoding: Optional[str],
+               sentences: bool, blocks: bool, lock: Any = contextlib.nullcontext()) -> CleanFields:
+    """Clean one page, parsed within the cleaner's limits: the fields the pipeline writes."""
+    prepared = _parse(url, body, encoding, cleaner.limits)
+    with lock:
+        result = cleaner.clean(prepared)
+    return clean_fields(result, sentences, blocks, site_model)
+
+
+def _fallback():
+    if _W["fallback"] is None:
+        _W["fallback"] = _cleaner()
+    return _W["fallback"]
+
+
+def _op_fit(site: str, pages: list) -> tuple:
+    """Fits the site's model (see :func:`fit_site`): (seconds, share, the model as ``to_dict``)."""
+    cleaner, seconds, share = fit_site(_W["method"], _W["params"], pages)
     _W["models"][site] = cleaner
-    return seconds, (sum(shares) / len(shares) if shares else 0.0), cleaner.to_dict()
+    return seconds, share, cleaner.to_dict()
 
 
 def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Optional[int]:
-    """``partial_fit`` of the site's model with one page: its page count (None: no model)."""
-    model = _W["models"].get(site)
-    if model is None:
-        return None
-    model.partial_fit(_parse(url, body, encoding, model.limits))
-    return model.n_pages
+    return refine_site(_W["models"].get(site), url, body, encoding)
 
 
 def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
               sentences: bool, blocks: bool) -> CleanFields:
-    model = _W["models"].get(site) if site else None
-    site_model = model is not None and getattr(model, "fit_status", "ok") != "over_budget"
-    if model is None:
-        model = _W["fallback"]
-        if model is None:
-            model = _W["fallback"] = _cleaner()
-    result = model.clean(_parse(url, body, encoding, model.limits))
-    return clean_fields(result, sentences, blocks, site_model)
+    cleaner, site_model = choose_cleaner(_W["models"].get(site) if site else None, _fallback)
+    return clean_page(cleaner, site_model, url, body, encoding, sentences, blocks)
 
 
 def _op_put(site: str, data: dict) -> None:

@@ -380,6 +380,25 @@ def test_fit_holds_one_parsed_page_at_a_time():
         _METHODS.pop("_counts_live", None)
 
 
+class _RecordsText(_SlowMethod):
+    def fit(self, pages):
+        self.texts = [element_text(page.root) for page in pages]
+        self.n_pages = len(self.texts)
+
+
+def test_fit_takes_bytes_with_their_declared_charset():
+    # what a crawl has: the body and the charset from the HTTP header (no <meta>)
+    register_method("_records")(_RecordsText)
+    try:
+        body = "<html><body><p>Привет, мир</p></body></html>".encode("windows-1251")
+        cleaner = SiteCleaner(method="_records").fit([("http://x/a", body, "windows-1251")])
+        assert cleaner._impl.texts == ["Привет, мир"]
+        with pytest.raises(ValueError, match="page tuple"):
+            SiteCleaner(method="_records").fit([("http://x/a", body, "windows-1251", "extra")])
+    finally:
+        _METHODS.pop("_records", None)
+
+
 class _SpinsPerPage(_SlowMethod):
     def fit(self, pages):
         self.n_pages = 0
