@@ -34,7 +34,7 @@ from lxml import etree
 from .dom import PreparedPage
 from .segment import TextBlock, text_blocks
 from .style_tree import normalise_attr_value
-from .text import STOP_WORDS, features_from_words, split_sentences, words
+from .text import STOP_WORDS, BoundedMemo, features_from_words, split_sentences, words
 
 try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
     from _collections import _count_elements
@@ -74,18 +74,8 @@ def sentence_hash(sentence: str) -> str:
     return _words_hash(words(sentence))
 
 
-class _HashToken(dict):
-    """token -> the form it takes in a sentence hash ("#" for a number), bounded."""
-
-    def __missing__(self, tok: str) -> str:
-        value = "#" if tok.isdigit() else tok
-        if len(self) >= 200_000:
-            self.clear()
-        self[tok] = value
-        return value
-
-
-_HASH_TOKEN = _HashToken()
+#: token -> the form it takes in a sentence hash ("#" for a number)
+_HASH_TOKEN = BoundedMemo(lambda tok: "#" if tok.isdigit() else tok)
 
 
 def _words_hash(tokens: list[str]) -> str:

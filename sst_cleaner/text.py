@@ -16,7 +16,7 @@ import re
 import threading
 import unicodedata
 from itertools import chain
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 _WORD = re.compile(r"\w+")
 
@@ -119,31 +119,38 @@ def features(text: str) -> list[str]:
     return features_from_words(words(text))
 
 
-class _TokenTable(dict):
-    """token -> its features (a tuple: () for a stop word or number, (stem,), or the CJK
-    bigrams), filled on first sight so each distinct word is stemmed once.
+class BoundedMemo(dict):
+    """``key -> func(key)``, computed on first look-up and kept; emptied when it holds
+    ``max_size`` entries, so memory stays bounded whatever a crawl meets.
 
-    A plain dict with ``__missing__`` lets :func:`features_from_words` run its loop in C
-    (``map``); it is cleared when it reaches ``MAX`` entries, so memory stays bounded
-    whatever a crawl meets.
+    A plain dict with ``__missing__``: look-ups through ``map(memo.__getitem__, keys)``
+    run in C, which is why the per-token tables of the hot paths are built on it.
     """
 
-    MAX = 200_000
+    def __init__(self, func: Callable[[str], Any], max_size: int = 200_000):
+        super().__init__()
+        self.func = func
+        self.max_size = max_size
 
-    def __missing__(self, tok: str) -> tuple:
-        if not tok.isascii() and any(is_cjk(c) for c in tok):
-            value = tuple(_cjk_bigrams(tok))
-        elif tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:
-            value = ()
-        else:
-            value = (stem(tok),)
-        if len(self) >= self.MAX:
+    def __missing__(self, key: str) -> Any:
+        value = self.func(key)
+        if len(self) >= self.max_size:
             self.clear()
-        self[tok] = value
+        self[key] = value
         return value
 
 
-_TOKEN_FEATURES = _TokenTable()
+def _token_features(tok: str) -> tuple:
+    """A token's features: () for a stop word or number, (stem,), or the CJK bigrams."""
+    if not tok.isascii() and any(is_cjk(c) for c in tok):
+        return tuple(_cjk_bigrams(tok))
+    if tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:
+        return ()
+    return (stem(tok),)
+
+
+#: token -> its features, so each distinct word is stemmed once
+_TOKEN_FEATURES = BoundedMemo(_token_features)
 
 
 def features_from_words(tokens: list[str]) -> list[str]:
