@@ -157,10 +157,19 @@ def cap_nonstarter_runs(text: str) -> str:
     """
     if text.isascii() or not _may_hold_run(text):
         return text
+    return _cut_runs(text)
+
+
+def _run_pattern(text: str) -> "re.Pattern[str]":
+    """The run pattern for ``text``: the BMP one unless it holds astral characters."""
     bmp, full = _nonstarter_run_patterns()
     # astral characters take two UTF-16 units: a C-speed test (max() over a str is slow)
-    astral = len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
-    return (full if astral else bmp).sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
+    return full if len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text) else bmp
+
+
+def _cut_runs(text: str) -> str:
+    """:func:`cap_nonstarter_runs` without its pre-checks (for callers that made them)."""
+    return _run_pattern(text).sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
 
 
 # every non-starter is U+0300 or above: two or more UTF-8 bytes, all >= 0x80
@@ -330,9 +339,10 @@ def _sanitize_text(text: str) -> str:
     scan = data.translate(_SCAN_BYTES)
     if b"\x00" in scan or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
         text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
-    # same test as _may_hold_run (the replacements above only break runs)
+    # _may_hold_run's test, on the bytes already scanned (the replacements above only
+    # break runs)
     if _HIGH_RUN in scan:
-        text = cap_nonstarter_runs(text)
+        text = _cut_runs(text)
     return text
 
 
@@ -408,11 +418,7 @@ def _cap_tree_runs(doc: etree._Element) -> None:
     node would spend seconds in NFKC. One C-level concatenation and one regex search
     decide whether any text node needs it."""
     text = doc.xpath("string()")
-    if text.isascii() or not _may_hold_run(text):
-        return
-    bmp, full = _nonstarter_run_patterns()
-    astral = len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
-    if not (full if astral else bmp).search(text):
+    if text.isascii() or not _may_hold_run(text) or not _run_pattern(text).search(text):
         return
     for el in doc.iter():
         if el.text and not el.text.isascii():

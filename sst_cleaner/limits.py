@@ -98,7 +98,8 @@ class Limits:
         holds half a page. ``partial_fit`` is not interrupted (its page is added to a
         live model); the input caps bound it. ``None`` or 0 disables it.
     ``site_time_budget`` (120.0 s): CPU time for building one site model. ``fit`` stops
-        parsing pages when it runs out and is interrupted past it (the half-built model is
+        reading pages once half of it is spent (the rest are counted in
+        ``skipped_pages``) and is interrupted past it (the half-built model is
         discarded, the cleaner stays unfitted and cleans page by page, ``fit_status ==
         "over_budget"``); ``partial_fit`` stops learning once the site has used its budget
         (pages are counted in ``skipped_pages``, never interrupted half-way, so the model
