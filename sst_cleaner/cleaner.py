@@ -147,7 +147,7 @@ class SiteCleaner:
             if remaining is not None and remaining <= 0:
                 ok = False
                 break
-            seq = PageBudgets(inputs, self.limits.page_time_budget,
+            seq = PageBudgets(inputs, limits.page_time_budget,
                               prepare=lambda p: _as_page(p, limits=limits), keep_reading=keep_reading)
             try:
                 ok, _ = run_with_budget(impl.fit, remaining, seq)
