@@ -18,14 +18,14 @@ from .dom import BLOCK_TAGS, normalize_space
 class TextBlock:
     """One paragraph of the page: its element, its text and how much of it is link text."""
 
-    __slots__ = ("element", "text", "link_chars", "n_links", "parts", "state")
+    __slots__ = ("element", "text", "link_chars", "n_links", "state")
 
-    def __init__(self, element: etree._Element, text: str = "", state: Any = None):
+    def __init__(self, element: etree._Element, text: str = "", state: Any = None,
+                 link_chars: int = 0, n_links: int = 0):
         self.element = element
         self.text = text
-        self.link_chars = 0
-        self.n_links = 0
-        self.parts: list = []
+        self.link_chars = link_chars
+        self.n_links = n_links
         #: what ``annotate`` said about the block's element (see :func:`text_blocks`)
         self.state = state
 
@@ -49,22 +49,25 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     a typical page a walk costs as much as the work done in it. Childless inline elements
     (most links, spans, images, line breaks) are skipped: no block lies in or under them.
     """
-    blocks: list[TextBlock] = []
+    # An open block is a plain list [element, parts, state, link_chars, n_links]: a
+    # page opens a block for every block-level element, most of them wrappers that end
+    # up with no text of their own, so TextBlock objects are made only for the blocks
+    # that have text, at the end.
     root_state = annotate(root, None) if annotate is not None else None
-    cur = TextBlock(root, "", root_state)  # the innermost open block
-    blocks.append(cur)
+    cur_parts: list = []
+    cur = [root, cur_parts, root_state, 0, 0]  # the innermost open block
+    opened = [cur]  # every block, in document order
     stack = [cur]  # open blocks, root first: never empty
     # the loop below runs twice for every element of every page: what it needs is kept
     # in locals, and the end event reads what its start event pushed (``el.tag`` makes
     # a new string on each call) instead of asking the element again
-    cur_parts = cur.parts
     block_tags = BLOCK_TAGS
     states = [root_state]  # annotate's state of every open element
     kinds: list[int] = []  # _BLOCK, _ANCHOR or 0 for every open element below root
     push_state, pop_state = states.append, states.pop
     push_kind, pop_kind = kinds.append, kinds.pop
     anchor_depth = 0
-    # link chars are counted on the raw parts (in ``link_chars``), then capped after
+    # link chars are counted on the raw parts (in ``cur[3]``), then capped after
     # normalisation
     walk = etree.iterwalk(root, events=("start", "end"))  # elements only
     next(walk)  # root's start
@@ -78,16 +81,16 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
                 push_state(state)
                 push_kind(_BLOCK)
                 cur_parts.append("\n")  # a nested block breaks the parent's line
-                cur = TextBlock(el, "", state)
-                cur_parts = cur.parts
-                blocks.append(cur)
+                cur_parts = []
+                cur = [el, cur_parts, state, 0, 0]
+                opened.append(cur)
                 stack.append(cur)
             else:
                 push_state(annotate(el, states[-1]) if annotate is not None and len(el) else None)
                 if tag == "a":
                     push_kind(_ANCHOR)
                     anchor_depth += 1
-                    cur.n_links += 1
+                    cur[4] += 1
                 else:
                     push_kind(0)
                     if tag == "br":
@@ -96,7 +99,7 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
             if text:
                 cur_parts.append(text)
                 if anchor_depth:
-                    cur.link_chars += len(text.strip())
+                    cur[3] += len(text.strip())
         else:
             if not kinds:
                 break  # root's end
@@ -107,19 +110,19 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
             elif kind == _BLOCK:
                 stack.pop()
                 cur = stack[-1]
-                cur_parts = cur.parts
+                cur_parts = cur[1]
             tail = el.tail
             if tail:
                 cur_parts.append(tail)
                 if anchor_depth:
-                    cur.link_chars += len(tail.strip())
+                    cur[3] += len(tail.strip())
     out: list[TextBlock] = []
-    for blk in blocks:
-        text = normalize_space("".join(blk.parts))
-        blk.parts = []
+    join = "".join
+    for el, parts, state, link_chars, n_links in opened:
+        if not parts:
+            continue
+        text = normalize_space(join(parts))
         if not text:
             continue
-        blk.text = text
-        blk.link_chars = min(len(text), blk.link_chars)
-        out.append(blk)
+        out.append(TextBlock(el, text, state, min(len(text), link_chars), n_links))
     return out

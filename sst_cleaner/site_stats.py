@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Optional
 
 from lxml import etree
@@ -91,13 +92,29 @@ class SentenceInfo:
     stop_ratio: float
 
 
+class BlockText:
+    """What a block's text says, computed once per distinct text (see :func:`block_text`):
+    its sentences, and the three things learning adds up per block, laid out so that
+    :meth:`SiteStats.add` hands them to C-level dict updates instead of looping over
+    sentences: the sentence hashes, every sentence's features in a row, and (hash,
+    sentence length) pairs. Never mutated."""
+
+    __slots__ = ("sentences", "hashes", "feats", "sizes")
+
+    def __init__(self, sentences: tuple[SentenceInfo, ...]):
+        self.sentences = sentences
+        self.hashes = tuple([s.hash for s in sentences])
+        self.feats = tuple(chain.from_iterable([s.feats for s in sentences]))
+        self.sizes = tuple([(s.hash, len(s.text)) for s in sentences])
+
+
 @dataclass(slots=True)
 class BlockInfo:
     block: TextBlock
     key: str                      # style path digest (the SST node)
     tag: str
-    depth: int
-    sentences: list[SentenceInfo] = field(default_factory=list)
+    text_info: BlockText
+    sentences: tuple[SentenceInfo, ...] = ()
     ancestors: tuple = ()         # tags of ancestors (for pre/code/table context)
     hints: int = 0                # class/id hints of the ancestors (HINT_* bits)
 
@@ -139,22 +156,26 @@ def _hints_of(val: str) -> int:  # called from the cached _label_hints_of only
 
 
 def block_sentences(text: str) -> tuple[SentenceInfo, ...]:
-    """The sentences of a block's text with their words, hash and features.
+    """The sentences of a block's text with their words, hash and features."""
+    return block_text(text).sentences
+
+
+def block_text(text: str) -> BlockText:
+    """A block's sentences and their sums (:class:`BlockText`).
 
     Short texts are cached: a site's template blocks (menus, footers, banners) come back
     on every page, and this is the costliest per-block step. Long texts (articles) are
     not, so the cache stays small (at most 20,000 texts of 2,000 characters).
-    SentenceInfo is never mutated.
     """
     if len(text) <= _CACHED_BLOCK_CHARS:
-        return _cached_block_sentences(text)
-    return _block_sentences(text)
+        return _cached_block_text(text)
+    return _block_text(text)
 
 
 _CACHED_BLOCK_CHARS = 2000
 
 
-def _block_sentences(text: str) -> tuple[SentenceInfo, ...]:
+def _block_text(text: str) -> BlockText:
     out = []
     for s in split_sentences(text):
         ws = words(s)
@@ -162,11 +183,11 @@ def _block_sentences(text: str) -> tuple[SentenceInfo, ...]:
             continue
         stop = sum(map(_is_stop, ws)) / len(ws)
         out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
-    return tuple(out)
+    return BlockText(tuple(out))
 
 
 _is_stop = STOP_WORDS.__contains__
-_cached_block_sentences = lru_cache(maxsize=20_000)(_block_sentences)
+_cached_block_text = lru_cache(maxsize=20_000)(_block_text)
 
 
 _CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -200,51 +221,63 @@ def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
 def analyse_page(page: PreparedPage) -> PageAnalysis:
     """Cut a page into blocks and sentences and give each block its style-path key."""
     root = page.root
-    # Style paths are interned while text_blocks walks the page: (parent path, label) ->
-    # path id; a path's digest is made only for the paths that hold a text block.
-    # BODY's own attributes are left out: CMSs put the post slug, author and category
-    # there, which would make every page a style of its own.
-    entries: list[tuple[int, str]] = [(-1, "body")]
-    intern: dict[tuple[int, str], int] = {}
-    context_tags = _CONTEXT_TAGS
+    # Style paths are interned while text_blocks walks the page: the walk's state of an
+    # element is its path id, ``entries[id] = (parent id, label, tag, own hint bits)``.
+    # What a block needs of its path (digest, context tags, hint bits) is derived from
+    # the id for the blocks that have text only, once per path: most elements are
+    # wrappers, and a page repeats a few hundred paths.
+    # BODY's own attributes are left out of its label: CMSs put the post slug, author
+    # and category there, which would make every page a style of its own.
+    entries: list[tuple[int, str, str, int]] = [(-1, "body", root.tag, class_hints(root))]
+    intern: dict[tuple[int, str, int], int] = {}
 
-    def annotate(el: etree._Element, parent: Optional[tuple]) -> tuple:
-        # state: (path id, depth, context tags above, class/id hint bits)
+    def annotate(el: etree._Element, parent: Optional[int]) -> int:
         if parent is None:
-            return (0, 0, (), class_hints(el))
+            return 0
         label, hints = _label_and_hints(el)
-        pair = (parent[0], label)
+        # the hint bits are part of the identity: one label can come from raw class/id
+        # values that differ in what they say (see _label_hints_of)
+        pair = (parent, label, hints)
         pid = intern.get(pair)
         if pid is None:
             pid = intern[pair] = len(entries)
-            entries.append(pair)
-        tag = el.tag
-        ctx = parent[2] + (tag,) if tag in context_tags else parent[2]
-        return (pid, parent[1] + 1, ctx, parent[3] | hints)
+            entries.append((parent, label, el.tag, hints))
+        return pid
 
-    digests: dict[int, str] = {}
+    # pid -> (digest, context tags above and at, hint bits of the path)
+    paths: dict[int, tuple[str, tuple, int]] = {}
+    context_tags = _CONTEXT_TAGS
 
-    def key_of(pid: int) -> str:
-        d = digests.get(pid)
-        if d is None:
-            labels = []
+    def path_of(pid: int) -> tuple[str, tuple, int]:
+        got = paths.get(pid)
+        if got is None:
+            chain = []
             i = pid
             while i >= 0:
-                i, label = entries[i]
-                labels.append(label)
-            d = digests[pid] = _digest("/".join(reversed(labels)))
-        return d
+                chain.append(i)
+                i = entries[i][0]
+            chain.reverse()
+            ctx: tuple = ()
+            hints = 0
+            for i in chain[1:]:  # BODY's tag is no context; its hints are the root's own
+                tag = entries[i][2]
+                if tag in context_tags:
+                    ctx += (tag,)
+                hints |= entries[i][3]
+            hints |= entries[0][3]
+            digest = _digest("/".join(entries[i][1] for i in chain))
+            got = paths[pid] = (digest, ctx, hints)
+        return got
 
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
     for blk in text_blocks(root, annotate):
-        sentences = block_sentences(blk.text)
-        if not sentences:
+        bt = block_text(blk.text)
+        if not bt.sentences:
             continue
-        pid, depth, ctx, hints = blk.state
-        info = BlockInfo(blk, key_of(pid), blk.element.tag, depth, list(sentences), ctx, hints)
-        all_hashes.extend(s.hash for s in sentences)
-        infos.append(info)
+        key, ctx, hints = path_of(blk.state)
+        infos.append(BlockInfo(blk, key, blk.element.tag, bt, bt.sentences, ctx, hints))
+        all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
     return PageAnalysis(page, infos, fp)
 
@@ -270,15 +303,15 @@ class SiteStats:
         node_tf: dict[str, dict[str, int]] = {}
         sent_len = self.sent_len
         for b in pa.blocks:
+            bt = b.text_info
             ns = node_sents.get(b.key)
             if ns is None:
-                ns = node_sents[b.key] = set()
-                node_tf[b.key] = {}
-            tf = node_tf[b.key]
-            for s in b.sentences:
-                ns.add(s.hash)
-                sent_len[s.hash] = len(s.text)
-                _count_elements(tf, s.feats)
+                ns = node_sents[b.key] = set(bt.hashes)
+                _count_elements(node_tf.setdefault(b.key, {}), bt.feats)
+            else:
+                ns.update(bt.hashes)
+                _count_elements(node_tf[b.key], bt.feats)
+            sent_len.update(bt.sizes)
         # page counts: each key once per page, counted in C
         _count_elements(self.sent_df, set().union(*node_sents.values()))
         _count_elements(self.node_df, node_sents)
@@ -394,11 +427,8 @@ class PageView:
         self._own_tf: dict[str, dict[str, int]] = {}
         if own:
             for b in pa.blocks:
-                tf = self._own_tf.setdefault(b.key, {})
-                for s in b.sentences:
-                    for f in s.feats:
-                        tf[f] = tf.get(f, 0) + 1
-        self._own_sent = {s.hash for b in pa.blocks for s in b.sentences} if own else set()
+                _count_elements(self._own_tf.setdefault(b.key, {}), b.text_info.feats)
+        self._own_sent = {h for b in pa.blocks for h in b.text_info.hashes} if own else set()
         self._own_nodes = {b.key for b in pa.blocks} if own else set()
         self._h_cache: dict[str, dict[str, float]] = {}
 
