@@ -333,6 +333,9 @@ def test_fit_500_is_measured_when_the_corpus_has_the_pages(tmp_path, capsys, toy
     assert info["estimate"] is False and info["mixed"] is True and info["sites"] == 2
     assert fitted == [11] * bench.FIT_500_RUNS and len(info["runs_ms"]) == bench.FIT_500_RUNS
     assert info["ms"] == sorted(info["runs_ms"])[1]
+    # each fit is set against lxml parsing the same 11 pages right after it
+    assert len(info["floors_ms"]) == bench.FIT_500_RUNS and all(f > 0 for f in info["floors_ms"])
+    assert info["x_floor"] == pytest.approx(sorted(t / f for t, f in zip(info["runs_ms"], info["floors_ms"]))[1])
     # a site that has the pages is measured on its own
     monkeypatch.setattr(bench, "FIT_500", 10)
     fitted.clear()
@@ -340,3 +343,4 @@ def test_fit_500_is_measured_when_the_corpus_has_the_pages(tmp_path, capsys, toy
     printed = capsys.readouterr().out
     assert fitted == [10] * bench.FIT_500_RUNS
     assert "fit 10 pages = " in printed and "measured on site alpha.example" in printed
+    assert "x lxml parsing the same pages" in printed
