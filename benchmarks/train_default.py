@@ -129,7 +129,7 @@ def export_hgb(model, names) -> dict:
     return {"features": list(names), "baseline": float(np.ravel(model._baseline_prediction)[0]), "trees": trees}
 
 
-HGB = dict(max_depth=4, max_iter=80, learning_rate=0.12, min_samples_leaf=40)
+HGB = dict(max_depth=5, max_iter=60, learning_rate=0.1, min_samples_leaf=100)
 
 
 def fit_hgb(X, y, w):
