@@ -80,3 +80,19 @@ def test_round_trip_keeps_evidence():
     assert again.n_pages == 2
     assert again.sent_df == stats.sent_df
     assert again.node_feat.keys() == stats.node_feat.keys()
+
+
+def test_block_context_and_hints_come_from_its_own_ancestors():
+    # the two outer divs have one style label (class values are cut at 80 characters)
+    # but say different things: "comment" marks only the first one's paragraph
+    long = "a" * 90
+    pa = page(f'<div class="{long} comment"><ul><li>First reader comment here.</li></ul></div>'
+              f'<div class="{long} other"><p>The article itself goes on.</p></div>'
+              '<nav><p>Home and more links.</p></nav>')
+    first, second, third = pa.blocks
+    assert style_label(first.block.element.getparent().getparent()) == style_label(second.block.element.getparent())
+    assert first.hints & 1 and not second.hints & 1  # HINT_COMMENT
+    assert first.ancestors == ("ul", "li") and second.ancestors == () and third.ancestors == ("nav",)
+    # the style path (the SST node) is the same whatever the hints: p under that div
+    same = page(f'<div class="{long} comment"><p>The article itself goes on.</p></div>')
+    assert same.blocks[0].key == second.key
