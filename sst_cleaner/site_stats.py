@@ -10,10 +10,14 @@ SST node identity (``node key``).
 For each node the model keeps, incrementally (one page at a time, no page kept):
 
 * ``node_df``: how many pages have the node (the SST's page count of a style node);
-* ``node_feat``: for each feature (stemmed keyword) the sums S = sum_j tf_ij and
-  Q = sum_j tf_ij ln tf_ij over the pages j of the node's collection, so that the
+* ``node_S`` and ``node_Q``: for each feature (stemmed keyword) the sums S = sum_j tf_ij
+  and Q = sum_j tf_ij ln tf_ij over the pages j of the node's collection, so that the
   informative-sentences entropy H(F_i) = -sum_j w_ij log_n w_ij with w_ij = tf_ij / S is
-  H = (ln S - Q / S) / ln n, an O(1) look-up (and O(1) to take one page back out);
+  H = (ln S - Q / S) / ln n, an O(1) look-up (and O(1) to take one page back out). They
+  are two plain dicts of numbers rather than one of (S, Q) pairs: S is a count, counted
+  in C; Q only moves for a feature seen twice or more on a page (tf ln tf = 0 for tf =
+  1), so most features never enter it; and dicts of numbers are not tracked by the
+  cyclic garbage collector, where a model's hundred thousand pairs were;
 * ``sent_df`` and ``node_sent``: in how many pages each (normalised) sentence occurs,
   site-wide and per node: the exact-recurrence evidence of template text.
 
@@ -292,7 +296,8 @@ class SiteStats:
         self.sent_len: dict[str, int] = {}
         self.node_df: dict[str, int] = {}
         self.node_sent: dict[str, dict[str, int]] = {}
-        self.node_feat: dict[str, dict[str, tuple[float, float]]] = {}
+        self.node_S: dict[str, dict[str, float]] = {}  # feature -> sum_j tf_ij
+        self.node_Q: dict[str, dict[str, float]] = {}  # feature -> sum_j tf_ij ln tf_ij, if != 0
         self._share_cache: dict[str, float] = {}
 
     # -- learning ---------------------------------------------------------------
@@ -300,37 +305,41 @@ class SiteStats:
         self.n_pages += 1
         self.page_fps[pa.fingerprint] = self.page_fps.get(pa.fingerprint, 0) + 1
         node_sents: dict[str, set[str]] = {}
-        node_tf: dict[str, dict[str, int]] = {}
+        node_feats: dict[str, list[tuple]] = {}  # the node's blocks' features on this page
         sent_len = self.sent_len
         for b in pa.blocks:
             bt = b.text_info
             ns = node_sents.get(b.key)
             if ns is None:
-                ns = node_sents[b.key] = set(bt.hashes)
-                _count_elements(node_tf.setdefault(b.key, {}), bt.feats)
+                node_sents[b.key] = set(bt.hashes)
+                node_feats[b.key] = [bt.feats]
             else:
                 ns.update(bt.hashes)
-                _count_elements(node_tf[b.key], bt.feats)
+                node_feats[b.key].append(bt.feats)
             sent_len.update(bt.sizes)
         # page counts: each key once per page, counted in C
         _count_elements(self.sent_df, set().union(*node_sents.values()))
         _count_elements(self.node_df, node_sents)
-        node_sent, node_feat, log = self.node_sent, self.node_feat, math.log
+        node_sent, node_S, node_Q, log = self.node_sent, self.node_S, self.node_Q, math.log
         for key, hs in node_sents.items():
             d = node_sent.get(key)
             if d is None:
                 d = node_sent[key] = {}
             _count_elements(d, hs)
-            nf = node_feat.get(key)
-            if nf is None:
-                nf = node_feat[key] = {}
-            # (S, Q) pairs are tuples, replaced on update: a site model holds hundreds of
-            # thousands of them, and tuples of floats drop out of the garbage collector's
-            # tracking where lists would be traversed by every full collection
-            for f, c in node_tf[key].items():
-                q = c * log(c) if c > 1 else 0.0
-                acc = nf.get(f)
-                nf[f] = (float(c), q) if acc is None else (acc[0] + c, acc[1] + q)
+            S = node_S.get(key)
+            if S is None:
+                S = node_S[key] = {}
+            feats = node_feats[key]
+            _count_elements(S, chain.from_iterable(feats))  # S += tf, in C
+            tf: dict[str, int] = {}
+            _count_elements(tf, chain.from_iterable(feats))
+            if len(tf) < sum(map(len, feats)):  # some feature is on the page twice or more
+                Q = node_Q.get(key)
+                if Q is None:
+                    Q = node_Q[key] = {}
+                for f, c in tf.items():
+                    if c > 1:
+                        Q[f] = Q.get(f, 0.0) + c * log(c)
         self._share_cache.clear()
 
     # -- evidence for one page ------------------------------------------------------
@@ -367,8 +376,9 @@ class SiteStats:
             "sent_len": self.sent_len,
             "node_df": self.node_df,
             "node_sent": self.node_sent,
-            "node_feat": {k: {f: [round(a, 6), round(b, 6)] for f, (a, b) in d.items()}
-                          for k, d in self.node_feat.items()},
+            "node_feat": {k: {f: [round(float(c), 6), round(self.node_Q.get(k, {}).get(f, 0.0), 6)]
+                              for f, c in d.items()}
+                          for k, d in self.node_S.items()},
         }
 
     @classmethod
@@ -380,8 +390,11 @@ class SiteStats:
         obj.sent_len = {str(k): int(v) for k, v in state["sent_len"].items()}
         obj.node_df = {str(k): int(v) for k, v in state["node_df"].items()}
         obj.node_sent = {str(k): {str(h): int(c) for h, c in d.items()} for k, d in state["node_sent"].items()}
-        obj.node_feat = {str(k): {str(f): (float(v[0]), float(v[1])) for f, v in d.items()}
-                         for k, d in state["node_feat"].items()}
+        for k, d in state["node_feat"].items():
+            obj.node_S[str(k)] = {str(f): float(v[0]) for f, v in d.items()}
+            q = {str(f): float(v[1]) for f, v in d.items() if float(v[1]) != 0.0}
+            if q:
+                obj.node_Q[str(k)] = q
         return obj
 
 
@@ -403,10 +416,9 @@ class SiteStatsModel:
         self.stats.add(analyse_page(page))
 
 
-def _entropy(acc: tuple, own_tf: int, ln_n: float) -> float:
+def _entropy(S: float, Q: float, own_tf: int, ln_n: float) -> float:
     """H = (ln S - Q / S) / ln n from a feature's sums (S, Q) over the node's pages, with
     the page's own ``own_tf`` occurrences taken out; clipped to [0, 1]."""
-    S, Q = acc
     if own_tf:
         S -= own_tf
         Q -= own_tf * math.log(own_tf)
@@ -452,11 +464,11 @@ class PageView:
         n = self.node_df(key)
         if n <= 1:
             return 0.0
-        acc = self.stats.node_feat.get(key, {}).get(feat)
-        if acc is None:
+        S = self.stats.node_S.get(key, {}).get(feat)
+        if S is None:
             return 0.0
         t = self._own_tf.get(key, {}).get(feat, 0) if self.own else 0
-        return _entropy(acc, t, math.log(n))
+        return _entropy(S, self.stats.node_Q.get(key, {}).get(feat, 0.0), t, math.log(n))
 
     def sentence_entropy(self, key: str, s: SentenceInfo) -> float:
         """E(S): mean feature entropy of the sentence's features (informative-sentences 4.3).
@@ -472,17 +484,18 @@ class PageView:
         if cache is None:
             cache = self._h_cache[key] = {}
         n = self.node_df(key)
-        accs = self.stats.node_feat.get(key) if n > 1 else None
-        if not accs:
+        sums = self.stats.node_S.get(key) if n > 1 else None
+        if not sums:
             return 0.0
+        logs = self.stats.node_Q.get(key, {})
         own_tf = self._own_tf.get(key) if self.own else None
         ln_n = math.log(n)
         total = 0.0
         for f in feats:
             h = cache.get(f)
             if h is None:
-                acc = accs.get(f)
-                h = 0.0 if acc is None else _entropy(acc, own_tf.get(f, 0) if own_tf else 0, ln_n)
+                S = sums.get(f)
+                h = 0.0 if S is None else _entropy(S, logs.get(f, 0.0), own_tf.get(f, 0) if own_tf else 0, ln_n)
                 cache[f] = h
             total += h
         return total / len(feats)

@@ -79,7 +79,22 @@ def test_round_trip_keeps_evidence():
     again = SiteStats.from_dict(stats.to_dict())
     assert again.n_pages == 2
     assert again.sent_df == stats.sent_df
-    assert again.node_feat.keys() == stats.node_feat.keys()
+    assert again.node_S == stats.node_S
+    assert again.node_Q.keys() == stats.node_Q.keys()  # Q is saved to 6 decimals
+    assert again.to_dict() == stats.to_dict()
+
+
+def test_feature_sums_are_the_papers_s_and_q():
+    # one node on 2 pages: "appl" occurs 3 times then once, "pie" once then not at all
+    pages = [page('<div class="body"><p>Apple apple pie. Apple again.</p></div>'),
+             page('<div class="body"><p>Apple tart.</p></div>')]
+    stats = SiteStats()
+    for pa in pages:
+        stats.add(pa)
+    key = pages[0].blocks[0].key
+    assert stats.node_S[key]["appl"] == 4 and stats.node_S[key]["pie"] == 1
+    assert math.isclose(stats.node_Q[key]["appl"], 3 * math.log(3))  # 1 ln 1 = 0 adds nothing
+    assert "pie" not in stats.node_Q[key] and "tart" not in stats.node_Q[key]
 
 
 def test_block_context_and_hints_come_from_its_own_ancestors():
