@@ -159,11 +159,6 @@ def _hints_of(val: str) -> int:  # called from the cached _label_hints_of only
     return bits
 
 
-def block_sentences(text: str) -> tuple[SentenceInfo, ...]:
-    """The sentences of a block's text with their words, hash and features."""
-    return block_text(text).sentences
-
-
 def block_text(text: str) -> BlockText:
     """A block's sentences and their sums (:class:`BlockText`).
 
