@@ -250,21 +250,21 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     def path_of(pid: int) -> tuple[str, tuple, int]:
         got = paths.get(pid)
         if got is None:
-            chain = []
+            ids = []  # BODY ... pid
             i = pid
             while i >= 0:
-                chain.append(i)
+                ids.append(i)
                 i = entries[i][0]
-            chain.reverse()
+            ids.reverse()
             ctx: tuple = ()
             hints = 0
-            for i in chain[1:]:  # BODY's tag is no context; its hints are the root's own
+            for i in ids[1:]:  # BODY's tag is no context; its hints are the root's own
                 tag = entries[i][2]
                 if tag in context_tags:
                     ctx += (tag,)
                 hints |= entries[i][3]
             hints |= entries[0][3]
-            digest = _digest("/".join(entries[i][1] for i in chain))
+            digest = _digest("/".join(entries[i][1] for i in ids))
             got = paths[pid] = (digest, ctx, hints)
         return got
 
