@@ -100,16 +100,16 @@ class BlockText:
     """What a block's text says, computed once per distinct text (see :func:`block_text`):
     its sentences, and the three things learning adds up per block, laid out so that
     :meth:`SiteStats.add` hands them to C-level dict updates instead of looping over
-    sentences: the sentence hashes, every sentence's features in a row, and (hash,
-    sentence length) pairs. Never mutated."""
+    sentences: the sentence hashes, every sentence's features in a row, and the sentence
+    lengths. Never mutated."""
 
-    __slots__ = ("sentences", "hashes", "feats", "sizes")
+    __slots__ = ("sentences", "hashes", "feats", "lengths")
 
     def __init__(self, sentences: tuple[SentenceInfo, ...]):
         self.sentences = sentences
         self.hashes = tuple([s.hash for s in sentences])
         self.feats = tuple(chain.from_iterable([s.feats for s in sentences]))
-        self.sizes = tuple([(s.hash, len(s.text)) for s in sentences])
+        self.lengths = tuple([len(s.text) for s in sentences])
 
 
 @dataclass(slots=True)
@@ -118,9 +118,12 @@ class BlockInfo:
     key: str                      # style path digest (the SST node)
     tag: str
     text_info: BlockText
-    sentences: tuple[SentenceInfo, ...] = ()
     ancestors: tuple = ()         # tags of ancestors (for pre/code/table context)
     hints: int = 0                # class/id hints of the ancestors (HINT_* bits)
+
+    @property
+    def sentences(self) -> tuple[SentenceInfo, ...]:
+        return self.text_info.sentences
 
 
 @dataclass
@@ -275,7 +278,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         if not bt.sentences:
             continue
         key, ctx, hints = path_of(blk.state)
-        infos.append(BlockInfo(blk, key, blk.element.tag, bt, bt.sentences, ctx, hints))
+        infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
     return PageAnalysis(page, infos, fp)
@@ -311,7 +314,7 @@ class SiteStats:
             else:
                 ns.update(bt.hashes)
                 node_feats[b.key].append(bt.feats)
-            sent_len.update(bt.sizes)
+            sent_len.update(zip(bt.hashes, bt.lengths))
         # page counts: each key once per page, counted in C
         _count_elements(self.sent_df, set().union(*node_sents.values()))
         _count_elements(self.node_df, node_sents)
@@ -326,6 +329,8 @@ class SiteStats:
                 S = node_S[key] = {}
             feats = node_feats[key]
             _count_elements(S, chain.from_iterable(feats))  # S += tf, in C
+            # the page's own tf, for Q: counting the occurrences a second time in C is
+            # cheaper than adding tf into S with a Python loop
             tf: dict[str, int] = {}
             _count_elements(tf, chain.from_iterable(feats))
             if len(tf) < sum(map(len, feats)):  # some feature is on the page twice or more
