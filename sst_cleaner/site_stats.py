@@ -259,14 +259,11 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
                 ids.append(i)
                 i = entries[i][0]
             ids.reverse()
-            ctx: tuple = ()
+            # BODY's tag is no context (its hint bits do count)
+            ctx = tuple([entries[i][2] for i in ids[1:] if entries[i][2] in context_tags])
             hints = 0
-            for i in ids[1:]:  # BODY's tag is no context; its hints are the root's own
-                tag = entries[i][2]
-                if tag in context_tags:
-                    ctx += (tag,)
+            for i in ids:
                 hints |= entries[i][3]
-            hints |= entries[0][3]
             digest = _digest("/".join(entries[i][1] for i in ids))
             got = paths[pid] = (digest, ctx, hints)
         return got
