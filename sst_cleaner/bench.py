@@ -551,6 +551,16 @@ def learning_curve(corpus: Corpus, method: str, points: Sequence = CURVE_POINTS)
     return out
 
 
+def fit_jobs(method: str) -> int:
+    """Processes ``fit(n_jobs=...)`` can use for ``method`` here: every CPU, when the
+    method's model can be learnt in shards (1 otherwise)."""
+    from .cleaner import _METHODS, available_methods
+    from .parallel_fit import usable_cpus
+
+    available_methods()  # fills the registry
+    return usable_cpus() if hasattr(_METHODS.get(method), "merge_shard") else 1
+
+
 def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
     """Time to fit 500 pages, measured whenever the corpus has 500 pages:
 
@@ -567,6 +577,11 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
     says how many times a bare parse the fit costs, a figure that moves far less with
     the machine's speed than seconds do (this project's shared machine ran the same
     code 2x slower or faster from hour to hour).
+
+    When the machine has several CPUs and the method's model can be learnt in shards,
+    each run also fits the same pages with ``n_jobs`` = every CPU (``"parallel"``),
+    timed with the wall clock: the work is spread over processes whose CPU time this
+    process's clock does not see (their total CPU time is reported beside it).
     """
     biggest = max(corpus.sites.values(), key=len) if corpus.sites else []
     pages = corpus.pages
@@ -575,7 +590,8 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
 
         mixed = len(biggest) < FIT_500
         chosen = (pages if mixed else biggest)[:FIT_500]
-        times, floors = [], []
+        times, floors, par_wall, par_cpu = [], [], [], []
+        jobs = fit_jobs(method)
         for _ in range(FIT_500_RUNS):
             probe = Run(corpus.name, method, "fit500")
             cleaner = _new(probe, lambda: SiteCleaner(method=method))
@@ -583,9 +599,18 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
                 return {"ms": None, "estimate": False, "error": True}
             times.append(probe.fit_ms_total)
             floors.append(sum(_parse_ms(p) for p in chosen))
+            if jobs > 1:
+                cleaner = SiteCleaner(method=method)
+                t0 = time.perf_counter()
+                cleaner.fit(_pairs(chosen), n_jobs=jobs)
+                par_wall.append((time.perf_counter() - t0) * 1000)
+                par_cpu.append(cleaner.build_seconds * 1000)
         info = {"ms": statistics.median(times), "runs_ms": times, "estimate": False,
                 "floor_ms": statistics.median(floors), "floors_ms": floors,
                 "x_floor": statistics.median(t / f for t, f in zip(times, floors) if f > 0) if any(floors) else None}
+        if par_wall:
+            info["parallel"] = {"processes": jobs, "wall_ms": statistics.median(par_wall), "runs_wall_ms": par_wall,
+                                "cpu_ms": statistics.median(par_cpu)}
         if mixed:
             info.update(mixed=True, sites=len({p.site_key for p in chosen}))
         else:
@@ -640,6 +665,11 @@ def _fmt_fit500(name: str, method: str, info: dict) -> str:
     if info.get("x_floor"):
         floor = (f"; {info['x_floor']:.1f}x lxml parsing the same pages "
                  f"({info['floor_ms'] / 1000:.2f} s in this run)")
+    par = info.get("parallel")
+    if par:
+        pruns = ", ".join(f"{ms / 1000:.2f}" for ms in par["runs_wall_ms"])
+        floor += (f"; on {par['processes']} processes (n_jobs): {par['wall_ms'] / 1000:.2f} s wall-clock "
+                  f"(median of {pruns} s; {par['cpu_ms'] / 1000:.2f} s CPU in all)")
     return (f"{name} {method}: fit {FIT_500} pages = {info['ms'] / 1000:.2f} s  measured on {where} "
             f"(median of {runs} s){floor}")
 

@@ -22,7 +22,8 @@ Models are saved as JSON (see :mod:`sst_cleaner.model_io`), never pickled.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Optional, Union
+from dataclasses import replace
+from typing import Any, Callable, Iterable, NamedTuple, Optional, Union
 
 from .dom import HtmlInput, PreparedPage, parse_html
 from .gcpause import gc_paused
@@ -83,6 +84,61 @@ _PROBE_PAGE = ("<html><head><title>Probe</title></head><body><div><h1>Model chec
                "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>")
 
 
+class FitOutcome(NamedTuple):
+    """One shard's learning: the fitted method (or, from a worker process, its
+    ``shard_state()``), pages skipped, whether it finished within the budget, and the
+    seconds (budget clock) it took."""
+
+    model: Any
+    skipped: int
+    ok: bool
+    seconds: float
+
+
+def _fit_pages(method: str, params: dict, limits: Limits, inputs: list) -> FitOutcome:
+    """Learn a fresh ``method`` model from ``inputs`` under ``limits`` (see ``SiteCleaner.fit``)."""
+    start = budget_clock()
+    budget = limits.site_time_budget
+    inputs = list(inputs)
+    skipped = 0
+
+    def keep_reading() -> bool:
+        return not budget or budget_clock() - start <= budget / 2
+
+    while True:
+        impl = _METHODS[method](**params)
+        remaining = budget - (budget_clock() - start) if budget else None
+        if remaining is not None and remaining <= 0:
+            ok = False
+            break
+        seq = PageBudgets(inputs, limits.page_time_budget,
+                          prepare=lambda p: _as_page(p, limits=limits), keep_reading=keep_reading)
+        try:
+            ok, _ = run_with_budget(impl.fit, remaining, seq)
+        except BudgetExceeded:
+            culprit = seq.fired()
+            if culprit is None:
+                raise  # an enclosing budget: not ours
+            # the method was cut inside this page: learn again without it
+            del inputs[culprit]
+            skipped += 1
+            continue
+        finally:
+            seq.disarm()
+        skipped += seq.not_read
+        break
+    return FitOutcome(impl, skipped, ok, budget_clock() - start)
+
+
+def _fit_shard_for_merge(method: str, params: dict, limits: Limits, inputs: list) -> FitOutcome:
+    """What a worker process runs: :func:`_fit_pages`, sending back the shard's state
+    rather than the whole method object (which also holds its scorer)."""
+    _load_builtin_methods()
+    with gc_paused():
+        out = _fit_pages(method, params, limits, inputs)
+        return out._replace(model=out.model.shard_state())
+
+
 class SiteCleaner:
     """Learns one site's template from its pages and cleans pages of that site."""
 
@@ -111,7 +167,7 @@ class SiteCleaner:
         self.fit_status = "ok"
 
     # -- learning -------------------------------------------------------------------
-    def fit(self, pages: Iterable[PageInput]) -> "SiteCleaner":
+    def fit(self, pages: Iterable[PageInput], *, n_jobs: int = 1) -> "SiteCleaner":
         """Learn the site from ``pages`` (html str/bytes, (url, html) pairs, or (url, html
         bytes, encoding) triples), replacing anything learnt before.
 
@@ -127,48 +183,49 @@ class SiteCleaner:
         holds one parsed page at a time, not all of them (500 pages: ~110 MB peak
         instead of ~280 MB). The cyclic garbage collector is paused meanwhile (:mod:`~sst_cleaner.gcpause`):
         learning makes no reference cycles, and collections cost 12-15% of a fit.
+
+        ``n_jobs`` > 1 (-1: every CPU) learns the pages on that many processes at once
+        when the method's model can be merged (the default method's and
+        ``"sentences"``'s can) and there are enough pages to be worth a process (see
+        :mod:`~sst_cleaner.parallel_fit`, which also says why a script using it needs
+        the ``if __name__ == "__main__":`` guard). The model is the one a one-process
+        fit learns; each process gets its share of the site's time budget, and
+        ``build_seconds`` adds up the CPU time of all of them.
         """
+        from .parallel_fit import check_n_jobs
+
+        jobs = check_n_jobs(n_jobs)
         with gc_paused():
-            return self._fit(pages)
+            return self._fit(pages, jobs)
 
-    def _fit(self, pages: Iterable[PageInput]) -> "SiteCleaner":
-        start = budget_clock()
-        budget = self.limits.site_time_budget
+    def _fit(self, pages: Iterable[PageInput], jobs: int) -> "SiteCleaner":
+        from .parallel_fit import input_size, map_shards, plan_shards
+
         inputs = list(pages)  # the caller's objects: pages are parsed as they are learnt
-        skipped = 0
-        limits = self.limits
-
-        def keep_reading() -> bool:
-            return not budget or budget_clock() - start <= budget / 2
-
-        while True:
-            impl = _METHODS[self.method](**self.params)
-            remaining = budget - (budget_clock() - start) if budget else None
-            if remaining is not None and remaining <= 0:
-                ok = False
-                break
-            seq = PageBudgets(inputs, limits.page_time_budget,
-                              prepare=lambda p: _as_page(p, limits=limits), keep_reading=keep_reading)
-            try:
-                ok, _ = run_with_budget(impl.fit, remaining, seq)
-            except BudgetExceeded:
-                culprit = seq.fired()
-                if culprit is None:
-                    raise  # an enclosing budget: not ours
-                # the method was cut inside this page: learn again without it
-                del inputs[culprit]
-                skipped += 1
-                continue
-            finally:
-                seq.disarm()
-            skipped += seq.not_read
-            break
-        if not ok:
-            impl = _METHODS[self.method](**self.params)
+        cls = _METHODS[self.method]
+        args = [(self.method, self.params, self.limits, inputs)]
+        # a parsed page cannot cross processes, and some methods' models cannot be merged
+        if jobs > 1 and hasattr(cls, "merge_shard") and not any(isinstance(p, PreparedPage) for p in inputs):
+            sizes = [input_size(p) for p in inputs]
+            shards = plan_shards(sizes, jobs)
+            budget = self.limits.site_time_budget
+            if len(shards) > 1:
+                # each shard's share of the site budget goes with its share of the HTML
+                total = sum(sizes)
+                args = [(self.method, self.params,
+                         replace(self.limits, site_time_budget=budget * sum(sizes[r.start:r.stop]) / total)
+                         if budget else self.limits,
+                         inputs[r.start:r.stop]) for r in shards]
+        outcomes = map_shards(_fit_shard_for_merge, args, local=_fit_pages)
+        ok = all(o.ok for o in outcomes)
+        impl = outcomes[0].model if ok else cls(**self.params)
+        if ok:
+            for o in outcomes[1:]:
+                impl.merge_shard(o.model)
         self._impl = impl
-        self.build_seconds = budget_clock() - start
-        self.skipped_pages = skipped
-        self.fit_status = "over_budget" if not ok else ("partial" if skipped else "ok")
+        self.build_seconds = sum(o.seconds for o in outcomes)
+        self.skipped_pages = sum(o.skipped for o in outcomes)
+        self.fit_status = "over_budget" if not ok else ("partial" if self.skipped_pages else "ok")
         return self
 
     def partial_fit(self, page: PageInput, url: Optional[str] = None) -> "SiteCleaner":

@@ -2,6 +2,7 @@
 
     sst-cleaner site PAGES... [-o out.jsonl]           fit on the pages of one site, clean each
     sst-cleaner fit PAGES... --model site.json         learn a site model and save it
+                                                       (site, fit: --jobs N learns on N processes)
     sst-cleaner clean PAGES... --model site.json       clean pages with a saved model
     sst-cleaner clean PAGES...                         no model: page-level cleaning
 
@@ -54,23 +55,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--method", default=DEFAULT_METHOD, help="cleaning method (see `sst-cleaner methods`)")
     ap.add_argument("-o", "--output", help="write JSON Lines here instead of standard output")
     ap.add_argument("--sentences", action="store_true", help="add the informative sentences")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes to learn the site on (-1: every CPU; default 1)")
     args = ap.parse_args(argv)
 
     if args.command == "methods":
         print("\n".join(available_methods()))
         return 0
+    if args.jobs == 0 or args.jobs < -1:
+        ap.error("--jobs must be a positive number or -1")
     files = list(_html_files(args.pages))
     if not files:
         ap.error("no HTML pages given")
     if args.command == "fit":
         if not args.model:
             ap.error("fit needs --model PATH")
-        cleaner = SiteCleaner(method=args.method).fit(_read(f) for f in files)
+        cleaner = SiteCleaner(method=args.method).fit((_read(f) for f in files), n_jobs=args.jobs)
         cleaner.save(args.model)
         print(f"learnt {cleaner.n_pages} pages -> {args.model}", file=sys.stderr)
         return 0
     if args.command == "site":
-        cleaner = SiteCleaner(method=args.method).fit(_read(f) for f in files)
+        cleaner = SiteCleaner(method=args.method).fit((_read(f) for f in files), n_jobs=args.jobs)
     elif args.model:
         cleaner = SiteCleaner.load(args.model)
     else:

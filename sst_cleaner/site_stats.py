@@ -339,6 +339,26 @@ class SiteStats:
                         Q[f] = Q.get(f, 0.0) + c * log(c)
         self._share_cache.clear()
 
+    def merge(self, other: "SiteStats") -> None:
+        """Add ``other``'s pages, learnt apart (another shard of the same site's pages, see
+        :mod:`~sst_cleaner.parallel_fit`): every field is a sum over pages, so the result
+        is the model of both page sets (Q up to float rounding). ``other``'s dicts are
+        taken over, not copied: do not use it afterwards."""
+        self.n_pages += other.n_pages
+        for mine, theirs in ((self.page_fps, other.page_fps), (self.sent_df, other.sent_df),
+                             (self.node_df, other.node_df)):
+            _add_counts(mine, theirs)
+        self.sent_len.update(other.sent_len)  # the later pages' length wins, as in add()
+        for mine_by_node, theirs_by_node in ((self.node_sent, other.node_sent), (self.node_S, other.node_S),
+                                             (self.node_Q, other.node_Q)):
+            for key, theirs in theirs_by_node.items():
+                mine = mine_by_node.get(key)
+                if mine is None:
+                    mine_by_node[key] = theirs
+                else:
+                    _add_counts(mine, theirs)
+        self._share_cache.clear()
+
     # -- evidence for one page ------------------------------------------------------
     def page_view(self, pa: PageAnalysis) -> "PageView":
         own = 1 if self.page_fps.get(pa.fingerprint, 0) > 0 else 0
@@ -411,6 +431,20 @@ class SiteStatsModel:
 
     def partial_fit(self, page: PreparedPage) -> None:
         self.stats.add(analyse_page(page))
+
+    def shard_state(self) -> SiteStats:
+        """What a process that learnt some of the site's pages sends back to be merged."""
+        return self.stats
+
+    def merge_shard(self, stats: SiteStats) -> None:
+        """Add another shard's pages (see :mod:`~sst_cleaner.parallel_fit`)."""
+        self.stats.merge(stats)
+
+
+def _add_counts(mine: dict, theirs: dict) -> None:
+    get = mine.get
+    for k, v in theirs.items():
+        mine[k] = get(k, 0) + v
 
 
 def _entropy(S: float, Q: float, own_tf: int, ln_n: float) -> float:

@@ -344,3 +344,19 @@ def test_fit_500_is_measured_when_the_corpus_has_the_pages(tmp_path, capsys, toy
     assert fitted == [10] * bench.FIT_500_RUNS
     assert "fit 10 pages = " in printed and "measured on site alpha.example" in printed
     assert "x lxml parsing the same pages" in printed
+
+
+def test_fit_500_also_times_a_fit_on_every_cpu_for_mergeable_methods(tmp_path, capsys, monkeypatch):
+    from sst_cleaner import parallel_fit
+
+    corpus = _write_corpus(tmp_path / "tiny")
+    monkeypatch.setattr(bench, "FIT_500", 10)
+    monkeypatch.setattr(parallel_fit, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(parallel_fit, "MIN_SIZE_PER_PROCESS", 1)
+    bench.main([corpus, "--methods", "default,sst", "--modes", "page", "--json", "--no-reference"])
+    fit500 = json.loads(capsys.readouterr().out)["tiny"]["fit500"]
+    par = fit500["default"]["parallel"]
+    assert par["processes"] == 2 and len(par["runs_wall_ms"]) == bench.FIT_500_RUNS
+    assert par["wall_ms"] == sorted(par["runs_wall_ms"])[1] and par["cpu_ms"] > 0
+    assert "parallel" not in fit500["sst"]  # its model cannot be learnt in shards
+    assert "on 2 processes (n_jobs)" in bench._fmt_fit500("tiny", "default", fit500["default"])

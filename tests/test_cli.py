@@ -37,3 +37,28 @@ def test_fit_then_clean_with_saved_model(tmp_path, capsys):
     assert main(["clean", str(tmp_path / "site" / "page0.html"), "--model", str(model), "--sentences"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["sentences"] and "We use cookies" not in row["text"]
+
+
+def test_fit_on_two_processes_saves_the_same_model(tmp_path, capsys, monkeypatch, caplog):
+    import logging
+
+    from sst_cleaner import parallel_fit
+
+    monkeypatch.setattr(parallel_fit, "MIN_SIZE_PER_PROCESS", 1)
+    caplog.set_level(logging.WARNING, logger="sst_cleaner.parallel_fit")
+    write_site(tmp_path / "site", n=8)
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert main(["fit", str(tmp_path / "site"), "--model", str(one)]) == 0
+    assert main(["fit", str(tmp_path / "site"), "--model", str(two), "--jobs", "2"]) == 0
+    assert not caplog.text  # a worker learnt half the pages
+    models = [json.loads(p.read_text(encoding="utf-8"))["model"]["site_stats"] for p in (one, two)]
+    assert models[0]["n_pages"] == models[1]["n_pages"] == 8
+    assert models[0]["node_df"] == models[1]["node_df"] and models[0]["sent_df"] == models[1]["sent_df"]
+
+
+def test_jobs_must_be_positive_or_minus_one(tmp_path):
+    import pytest
+
+    write_site(tmp_path / "site", n=2)
+    with pytest.raises(SystemExit):
+        main(["fit", str(tmp_path / "site"), "--model", str(tmp_path / "m.json"), "--jobs", "0"])
