@@ -189,7 +189,7 @@ class SiteCleaner:
         ``"sentences"``'s can) and there are enough pages to be worth a process (see
         :mod:`~sst_cleaner.parallel_fit`, which also says why a script using it needs
         the ``if __name__ == "__main__":`` guard). The model is the one a one-process
-        fit learns; each process gets its share of the site's time budget, and
+        fit learns (up to float rounding in its sums); each process gets its share of the site's time budget, and
         ``build_seconds`` adds up the CPU time of all of them.
         """
         from .parallel_fit import check_n_jobs
