@@ -87,10 +87,18 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
                 settings = [(r["id"], view, region)]
                 if view is not None:
                     settings.append((r["id"] + PAGE_SUFFIX, None, cetd_region(pa, None)))
+                if view is not None and corpus != "docs-dev" and len(analyses) > 1:
+                    # and judged by one other page only (a two-page site, or a site's
+                    # first fitted page): the next page of the site, under "<id>#pair"
+                    k = next(i for i, (r2, _) in enumerate(analyses) if r2 is r)
+                    one = SiteStats()
+                    one.add(analyses[(k + 1) % len(analyses)][1])
+                    v1 = one.page_view(pa)
+                    settings.append((r["id"] + PAIR_SUFFIX, v1, cetd_region(pa, v1)))
                 for pid, v, reg in settings:
                     if pid != r["id"]:
                         gold_tokens[pid] = gold
-                        corpus_of[pid] = corpus + PAGE_SUFFIX
+                        corpus_of[pid] = corpus + pid[len(r["id"]):]
                     for b, s, f in sentence_features(v, pa, reg):
                         toks = words(s.text)
                         frac = gold_share(toks, tri, joined)
@@ -107,6 +115,8 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
 
 #: page ids (and corpus names) of the rows learnt with the site evidence left out
 PAGE_SUFFIX = "#page"
+#: ... and of the rows judged by one other page of the site only
+PAIR_SUFFIX = "#pair"
 
 
 def page_f1(pred_mask, page_ids, ntok, gold_tokens):
@@ -180,6 +190,9 @@ def main():
                     help="weight of the multi-page corpora's pages seen with no site evidence "
                          "(0: the no-evidence case is learnt from single-dev alone); "
                          "those rows are scored (CORPUS#page) either way")
+    ap.add_argument("--pair-row-weight", type=float, default=0.0,
+                    help="weight of the rows of pages judged by one other page of their site "
+                         "(0: not learnt from); scored (CORPUS#pair) either way")
     args = ap.parse_args()
     import json
     import pickle  # benchmark-only cache of our own numbers; never used for model files
@@ -206,14 +219,18 @@ def main():
     rng.shuffle(sites)
     fold_of = {s: i % args.folds for i, s in enumerate(sites)}
     fold = np.array([fold_of[g] for g in groups])
-    page_row = np.array([pid.endswith(PAGE_SUFFIX) for pid in page_ids])
-    sw = np.where(page_row, sw * args.page_row_weight, sw)
-    learn = ~page_row if args.page_row_weight <= 0 else np.ones(len(y), bool)
+    learn = np.ones(len(y), bool)
+    for suffix, weight in ((PAGE_SUFFIX, args.page_row_weight), (PAIR_SUFFIX, args.pair_row_weight)):
+        rows = np.array([pid.endswith(suffix) for pid in page_ids])
+        sw = np.where(rows, sw * weight, sw)
+        if weight <= 0:
+            learn &= ~rows
     p1 = np.zeros(len(y))
     for k in range(args.folds):
         tr = (fold != k) & learn
         p1[fold == k] = fit_hgb(X[tr], y[tr], sw[tr]).predict_proba(X[fold == k])[:, 1]
-    shown = corpora + [c + PAGE_SUFFIX for c in corpora if c + PAGE_SUFFIX in set(corpus_of.values())]
+    shown = corpora + [c + suf for suf in (PAGE_SUFFIX, PAIR_SUFFIX) for c in corpora
+                       if c + suf in set(corpus_of.values())]
     report("all text", np.ones(len(y), bool), page_ids, ntok, gold_tokens, corpus_of, shown)
     report("cetd (template zeroed)", X[:, FEATURE_NAMES.index("in_cetd")] > 0.5, page_ids, ntok, gold_tokens,
            corpus_of, shown)
@@ -224,6 +241,8 @@ def main():
         spec = {"trained_on": corpora, "page_row_weight": args.page_row_weight, "hgb": HGB,
                 "label_threshold": args.label_threshold, "weights": args.weights,
                 "stage1": export_hgb(m1, FEATURE_NAMES)}
+        if args.pair_row_weight > 0:
+            spec["pair_row_weight"] = args.pair_row_weight
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(spec, fh, separators=(",", ":"))
         print("wrote", args.out)

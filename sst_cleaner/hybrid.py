@@ -78,7 +78,7 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
         n = len(blk.text)
         t = 0
         if view is not None and n_other > 0:
-            t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= 2)
+            t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
         t = min(t, n)
         btmpl.append(t / max(1, n))
         total += n
@@ -170,7 +170,7 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
             if view is not None and n_other > 0:
                 sdf = view.sentence_df(s.hash)
                 rec = sdf / n_other
-                rec2 = 1.0 if sdf >= 2 else 0.0
+                rec2 = 1.0 if sdf >= view.recur_df else 0.0
                 ent = view.sentence_entropy(b.key, s)
             else:
                 rec = rec2 = ent = 0.0
@@ -189,7 +189,7 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> set:
     if view is not None and view.n_other > 0:
         doomed = set()
         for b in pa.blocks:
-            if all(view.sentence_df(s.hash) >= 2 for s in b.sentences):
+            if all(view.sentence_df(s.hash) >= view.recur_df for s in b.sentences):
                 doomed.add(b.block.element)
         if doomed:
             ignore = doomed.__contains__

@@ -466,6 +466,9 @@ class PageView:
         self.pa = pa
         self.own = own
         self.n_other = stats.n_pages - own
+        #: other pages a sentence must recur on to count as template: 2, so that one
+        #: chance repeat is not template, or the only other page when there is just one
+        self.recur_df = max(1, min(2, self.n_other))
         # the page's own per-node feature counts (to take them back out of S and Q)
         self._own_tf: dict[str, dict[str, int]] = {}
         if own:

@@ -66,6 +66,43 @@ def test_page_in_the_sample_is_judged_by_the_others(fitted):
     assert sum(1 for p in paras if p in result.text) >= 4
 
 
+def _rows_by_text(cleaner, html):
+    from sst_cleaner.dom import parse_html
+
+    _, rows, _ = cleaner._impl.score_page(parse_html(html))
+    col = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    return {s.text: {name: f[i] for name, i in col.items()} for _b, s, f in rows}
+
+
+@pytest.mark.parametrize("fitted_on", [[0], [0, 1]])
+def test_with_one_other_page_what_both_carry_counts_as_template(fitted_on):
+    # a two-page site: a page is judged by the only other one (fitted on one page, or
+    # one of the two judged without itself). A sentence both pages carry is as much
+    # template evidence as one on >= 2 other pages of a bigger site; before, the
+    # recurrence flags needed 2 other pages and stayed 0, as if the site were unknown.
+    cleaner = SiteCleaner().fit([site_page(i)[0] for i in fitted_on])
+    html, paras = site_page(1)
+    rows = _rows_by_text(cleaner, html)
+    footer = rows["Copyright Example Gazette Limited."]
+    assert footer["sent_rec"] == 1.0 and footer["sent_rec2"] == 1.0
+    first = rows[prose(random.Random(1), 1)[0]]  # the article's first sentence
+    assert first["sent_rec"] == 0.0 and first["sent_rec2"] == 0.0
+    assert first["page_tmpl"] > 0.2  # the page knows how much of it is template
+    # a node's site-wide template share needs 2 other pages to mean anything: none yet
+    assert footer["node_share"] == first["node_share"] == 0.0
+
+
+def test_on_a_bigger_site_one_chance_repeat_is_not_template():
+    pages = [site_page(i)[0] for i in range(4)]
+    twin = pages[0].replace("Most read", "Editors pick")  # shared by page 0 and the cleaned page only
+    cleaner = SiteCleaner().fit([twin] + pages[1:])
+    html = site_page(9)[0].replace("Most read", "Editors pick")
+    rows = _rows_by_text(cleaner, html)
+    assert rows["Editors pick"]["sent_rec"] == pytest.approx(1 / 4)
+    assert rows["Editors pick"]["sent_rec2"] == 0.0  # on 1 of 4 other pages
+    assert rows["Copyright Example Gazette Limited."]["sent_rec2"] == 1.0
+
+
 def test_clean_before_fit_works():
     html, paras = site_page(5)
     result = SiteCleaner().clean(html)
