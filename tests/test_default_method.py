@@ -92,6 +92,14 @@ def test_with_one_other_page_what_both_carry_counts_as_template(fitted_on):
     assert footer["node_share"] == first["node_share"] == 0.0
 
 
+def test_a_copy_as_the_only_other_page_does_not_erase_the_page():
+    # "/" and "/index.html" of a two-page site: everything recurs, nothing is template
+    html, paras = site_page(1)
+    for other in (html, html.replace("Article 1", "Article 1 (print version)")):
+        result = SiteCleaner().fit([html, other]).clean(html)
+        assert sum(1 for p in paras if p in result.text) >= 4, result.text
+
+
 def test_on_a_bigger_site_one_chance_repeat_is_not_template():
     pages = [site_page(i)[0] for i in range(4)]
     twin = pages[0].replace("Most read", "Editors pick")  # shared by page 0 and the cleaned page only
