@@ -2,7 +2,7 @@
 
     sst-cleaner site PAGES... [-o out.jsonl]           fit on the pages of one site, clean each
     sst-cleaner fit PAGES... --model site.json         learn a site model and save it
-                                                       (site, fit: --jobs N learns on N processes)
+                                                       (site, fit: learnt on every CPU; --jobs N for N processes)
     sst-cleaner clean PAGES... --model site.json       clean pages with a saved model
     sst-cleaner clean PAGES...                         no model: page-level cleaning
 
@@ -55,8 +55,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--method", default=DEFAULT_METHOD, help="cleaning method (see `sst-cleaner methods`)")
     ap.add_argument("-o", "--output", help="write JSON Lines here instead of standard output")
     ap.add_argument("--sentences", action="store_true", help="add the informative sentences")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="processes to learn the site on (-1: every CPU; default 1)")
+    ap.add_argument("--jobs", type=int, default=-1,
+                    help="processes to learn the site on (default -1: every CPU, for sites "
+                         "with enough HTML to be worth it, see sst_cleaner.parallel_fit)")
     args = ap.parse_args(argv)
 
     if args.command == "methods":
