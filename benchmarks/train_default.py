@@ -71,7 +71,7 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
             if corpus != "single-dev":
                 for _, pa in fit_set:
                     stats.add(pa)
-            for r, pa in analyses:
+            for k, (r, pa) in enumerate(analyses):
                 view = stats.page_view(pa) if stats.n_pages else None
                 region = cetd_region(pa, view)
                 gseq = words(read_gold(r))
@@ -90,7 +90,6 @@ def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
                 if view is not None and corpus != "docs-dev" and len(analyses) > 1:
                     # and judged by one other page only (a two-page site, or a site's
                     # first fitted page): the next page of the site, under "<id>#pair"
-                    k = next(i for i, (r2, _) in enumerate(analyses) if r2 is r)
                     one = SiteStats()
                     one.add(analyses[(k + 1) % len(analyses)][1])
                     v1 = one.page_view(pa)

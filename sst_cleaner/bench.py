@@ -554,11 +554,10 @@ def learning_curve(corpus: Corpus, method: str, points: Sequence = CURVE_POINTS)
 def fit_jobs(method: str) -> int:
     """Processes ``fit(n_jobs=...)`` can use for ``method`` here: every CPU, when the
     method's model can be learnt in shards (1 otherwise)."""
-    from .cleaner import _METHODS, available_methods
+    from .cleaner import learns_in_shards
     from .parallel_fit import usable_cpus
 
-    available_methods()  # fills the registry
-    return usable_cpus() if hasattr(_METHODS.get(method), "merge_shard") else 1
+    return usable_cpus() if learns_in_shards(method) else 1
 
 
 def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:

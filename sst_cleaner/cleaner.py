@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional, Union
 from .dom import HtmlInput, PreparedPage, parse_html
 from .gcpause import gc_paused
 from .limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget, whole_page_result
+from .parallel_fit import check_n_jobs, input_size, map_shards, plan_shards
 from .result import CleanResult
 
 PageInput = Union[HtmlInput, tuple]
@@ -62,6 +63,13 @@ def _load_builtin_methods() -> None:
         except ModuleNotFoundError as exc:  # a method module not written yet
             if exc.name != f"{__package__}.{mod}":
                 raise
+
+
+def learns_in_shards(method: str) -> bool:
+    """Whether ``method``'s model can be learnt in shards and merged (``fit(n_jobs=...)``,
+    see :mod:`~sst_cleaner.parallel_fit`): it has ``shard_state`` and ``merge_shard``."""
+    _load_builtin_methods()
+    return hasattr(_METHODS.get(method), "merge_shard")
 
 
 def _as_page(page: PageInput, url: Optional[str] = None, limits: Optional[Limits] = None) -> PreparedPage:
@@ -192,20 +200,15 @@ class SiteCleaner:
         fit learns (up to float rounding in its sums); each process gets its share of the site's time budget, and
         ``build_seconds`` adds up the CPU time of all of them.
         """
-        from .parallel_fit import check_n_jobs
-
         jobs = check_n_jobs(n_jobs)
         with gc_paused():
             return self._fit(pages, jobs)
 
     def _fit(self, pages: Iterable[PageInput], jobs: int) -> "SiteCleaner":
-        from .parallel_fit import input_size, map_shards, plan_shards
-
         inputs = list(pages)  # the caller's objects: pages are parsed as they are learnt
-        cls = _METHODS[self.method]
         args = [(self.method, self.params, self.limits, inputs)]
-        # a parsed page cannot cross processes, and some methods' models cannot be merged
-        if jobs > 1 and hasattr(cls, "merge_shard") and not any(isinstance(p, PreparedPage) for p in inputs):
+        # a parsed page cannot cross processes
+        if jobs > 1 and learns_in_shards(self.method) and not any(isinstance(p, PreparedPage) for p in inputs):
             sizes = [input_size(p) for p in inputs]
             shards = plan_shards(sizes, jobs)
             budget = self.limits.site_time_budget
@@ -218,7 +221,7 @@ class SiteCleaner:
                          inputs[r.start:r.stop]) for r in shards]
         outcomes = map_shards(_fit_shard_for_merge, args, local=_fit_pages)
         ok = all(o.ok for o in outcomes)
-        impl = outcomes[0].model if ok else cls(**self.params)
+        impl = outcomes[0].model if ok else _METHODS[self.method](**self.params)
         if ok:
             for o in outcomes[1:]:
                 impl.merge_shard(o.model)

@@ -65,11 +65,9 @@ def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool) -
 
 def default_processes() -> int:
     """CPUs this process may use, minus one for the reactor (at least 1)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, cpus - 1)
+    from .parallel_fit import usable_cpus
+
+    return max(1, usable_cpus() - 1)
 
 
 def import_callable(path: str) -> Callable[..., Any]:

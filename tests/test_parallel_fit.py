@@ -8,6 +8,7 @@ import math
 import pytest
 
 from sst_cleaner import SiteCleaner, parallel_fit
+from sst_cleaner import cleaner as cleaner_module
 from sst_cleaner.demo import DemoSite
 from sst_cleaner.dom import parse_html
 from sst_cleaner.site_stats import SiteStats, analyse_page
@@ -131,7 +132,7 @@ def test_each_process_gets_its_share_of_the_site_budget(site_pages, small_shards
         seen.extend((sum(len(html) for _, html in a[3]), a[2].site_time_budget) for a in shard_args)
         return real(fn, shard_args, local)
 
-    monkeypatch.setattr(parallel_fit, "map_shards", spy)
+    monkeypatch.setattr(cleaner_module, "map_shards", spy)  # the name SiteCleaner.fit calls
     cleaner = SiteCleaner(site_time_budget=60.0).fit(site_pages, n_jobs=3)
     assert len(seen) == 3
     total = sum(size for size, _ in seen)
