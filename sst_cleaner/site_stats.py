@@ -120,6 +120,7 @@ class BlockInfo:
     text_info: BlockText
     ancestors: tuple = ()         # tags of ancestors (for pre/code/table context)
     hints: int = 0                # class/id hints of the ancestors (HINT_* bits)
+    near_hints: int = 0           # ... of the element and its two nearest ancestors
 
     @property
     def sentences(self) -> tuple[SentenceInfo, ...]:
@@ -134,16 +135,23 @@ class PageAnalysis:
 
 
 # Words in class/id values that name what a container is, the way authors name them.
-# Matched as substrings of the lower-cased attribute (no regex).
+# A word matches at the start of a name's token (tokens split at punctuation, digits and
+# camelCase humps), so "comments" and "commentList" name comments while "correspond" does
+# not contain "respond" and "getlogin" is no login box. An id written all in capitals is
+# an anchor generated from a title (DocBook's "SQL-COMMENT" is the COMMENT command's
+# page), not a name a designer gave a container, and says nothing.
 HINT_COMMENT = 1
 HINT_BOILER = 2
 HINT_CONTENT = 4
+HINT_MEDIA = 8
 _HINT_WORDS = (
-    (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "discussion")),
+    (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "replies", "discussion")),
     (HINT_BOILER, ("share", "social", "related", "sidebar", "footer", "navbar", "menu", "breadcrumb",
                    "widget", "promo", "advert", "sponsor", "banner", "cookie", "newsletter", "subscribe",
-                   "masthead", "toolbar", "popular", "trending", "recommend", "tags", "signup", "login")),
+                   "masthead", "toolbar", "popular", "trending", "recommend", "tags", "signup", "login",
+                   "disclaimer", "legal", "copyright", "teaser")),
     (HINT_CONTENT, ("article", "content", "post", "entry", "story", "main", "body", "text", "blog")),
+    (HINT_MEDIA, ("caption", "gallery", "slide", "photo", "credit", "figure", "carousel", "thumb")),
 )
 
 
@@ -152,13 +160,37 @@ def class_hints(el: etree._Element) -> int:
     return _label_and_hints(el)[1]
 
 
-def _hints_of(val: str) -> int:  # called from the cached _label_hints_of only
+def name_tokens(val: str) -> list[str]:
+    """The lower-cased tokens of a class/id value: split at every character that is not a
+    letter and before every capital that follows a lower-case letter."""
+    out: list[str] = []
+    cur: list[str] = []
+    prev_lower = False
+    for ch in val:
+        if ch.isalpha():
+            if ch.isupper() and prev_lower and cur:
+                out.append("".join(cur).lower())
+                cur = []
+            cur.append(ch)
+            prev_lower = ch.islower()
+        else:
+            if cur:
+                out.append("".join(cur).lower())
+                cur = []
+            prev_lower = False
+    if cur:
+        out.append("".join(cur).lower())
+    return out
+
+
+def _hints_of(cls: str, ident: str) -> int:  # called from the cached _label_hints_of only
+    tokens = name_tokens(cls)
+    if not ident.isupper():  # isupper: some letter, and no lower-case one
+        tokens += name_tokens(ident)
     bits = 0
     for bit, names in _HINT_WORDS:
-        for n in names:
-            if n in val:
-                bits |= bit
-                break
+        if any(tok.startswith(n) for tok in tokens for n in names):
+            bits |= bit
     return bits
 
 
@@ -193,7 +225,8 @@ _cached_block_text = lru_cache(maxsize=20_000)(_block_text)
 
 
 _CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
-                           "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol"))
+                           "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol",
+                           "figure", "figcaption"))
 
 
 def _label_and_hints(el: etree._Element) -> tuple[str, int]:
@@ -216,7 +249,7 @@ def _label_and_hints(el: etree._Element) -> tuple[str, int]:
 def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
     d = dict(raw)
     cls, ident = d.get("class"), d.get("id")
-    hints = _hints_of(f"{cls or ''} {ident or ''}".lower()) if (cls or ident) else 0
+    hints = _hints_of(cls or "", ident or "") if (cls or ident) else 0
     return _style_label(tag, raw), hints
 
 
@@ -246,11 +279,11 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
             entries.append((parent, label, el.tag, hints))
         return pid
 
-    # pid -> (digest, context tags above and at, hint bits of the path)
-    paths: dict[int, tuple[str, tuple, int]] = {}
+    # pid -> (digest, context tags above and at, hint bits of the path, of its near end)
+    paths: dict[int, tuple[str, tuple, int, int]] = {}
     context_tags = _CONTEXT_TAGS
 
-    def path_of(pid: int) -> tuple[str, tuple, int]:
+    def path_of(pid: int) -> tuple[str, tuple, int, int]:
         got = paths.get(pid)
         if got is None:
             ids = []  # BODY ... pid
@@ -264,8 +297,13 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
             hints = 0
             for i in ids:
                 hints |= entries[i][3]
+            # what the block's own container is called: its element and the two above
+            # it (BODY excluded: CMSs put page-wide words like "comments-open" there)
+            near = 0
+            for i in ids[1:][-3:]:
+                near |= entries[i][3]
             digest = _digest("/".join(entries[i][1] for i in ids))
-            got = paths[pid] = (digest, ctx, hints)
+            got = paths[pid] = (digest, ctx, hints, near)
         return got
 
     infos: list[BlockInfo] = []
@@ -274,8 +312,8 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         bt = block_text(blk.text)
         if not bt.sentences:
             continue
-        key, ctx, hints = path_of(blk.state)
-        infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints))
+        key, ctx, hints, near = path_of(blk.state)
+        infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
     return PageAnalysis(page, infos, fp)

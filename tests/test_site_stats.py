@@ -111,3 +111,31 @@ def test_block_context_and_hints_come_from_its_own_ancestors():
     # the style path (the SST node) is the same whatever the hints: p under that div
     same = page(f'<div class="{long} comment"><p>The article itself goes on.</p></div>')
     assert same.blocks[0].key == second.key
+
+
+def _hint_bits(attrs: str) -> int:
+    return page(f"<div {attrs}><p>Some words in a paragraph here.</p></div>").blocks[0].near_hints
+
+
+def test_class_and_id_hints_match_at_word_starts_only():
+    # a comment section, however its designer spelt it
+    for attrs in ('class="comments"', 'id="comment-list"', 'class="commentList"', 'class="post_replies"',
+                  'id="disqus_thread"'):
+        assert _hint_bits(attrs) & 1, attrs  # HINT_COMMENT
+    # words that merely contain a hint word
+    assert not _hint_bits('class="correspond"') & 1
+    assert not _hint_bits('id="getlogin"') & 2  # HINT_BOILER ("login")
+    assert _hint_bits('class="login-box"') & 2
+    # an id in capitals is an anchor made from a title (DocBook), not a container's name
+    assert _hint_bits('id="SQL-COMMENT"') == 0
+    assert _hint_bits('class="refentry" id="SQL-COMMENT"') == 0
+
+
+def test_near_hints_leave_out_body_and_far_ancestors():
+    # WordPress marks BODY "comments-open" on every article page
+    pa = analyse_page(parse_html('<html><body class="single comments-open"><div><div><div><div class="x">'
+                                 '<p>Article text of the page.</p></div></div></div></div></body></html>'))
+    (blk,) = pa.blocks
+    assert blk.hints & 1 and not blk.near_hints & 1
+    deep = page('<div class="sidebar"><div><div><div><p>Deep paragraph text here.</p></div></div></div></div>')
+    assert deep.blocks[0].hints & 2 and not deep.blocks[0].near_hints & 2
