@@ -1,29 +1,42 @@
-"""Learn (and honestly evaluate) the default method's scorer.
+"""Learn (and honestly evaluate) the default method's two scorers.
 
-    python benchmarks/train_default.py ../shared/datasets [--cache /tmp/feats.pkl]
+    python benchmarks/train_default.py ../shared/datasets [--cache-dir /tmp/sst-rows]
+        [--corpora portal,sites-dev,...,/work/data/api-dev] [--out sst_cleaner/data/default_scorer.json]
 
-For every site of the multi-page dev corpora it fits the site model on the site's pages
-(each page judged only by the others: the model removes a page's own contribution), turns
-every sentence into the feature vector of ``sst_cleaner.hybrid.sentence_features``, and
-labels it by the share of its tokens found in the page's gold text. Docs sites are fitted
-on 20 pages (the crawl setting) and every page is used. Every page of a multi-page corpus
-is also turned into rows with no site evidence (page id ``<id>#page``), as the page-level
-fallback sees it; they are scored as ``CORPUS#page`` and learnt from only with
-``--page-row-weight`` > 0.
+The default method scores every sentence with one of two boosted-tree scorers:
 
-It prints site-grouped cross-validated page F1 (folds never share a site, so a figure is
-what the scorer gives on sites it was not learnt from) and, with ``--out``, writes the
-scorer learnt on all rows (boosted trees, scikit-learn, exported to the package's JSON
-tree format: ``--out sst_cleaner/data/default_scorer.json``). Needs scikit-learn
-(training only; the package evaluates the trees with numpy). The corpora are read from
-../shared only here, never shipped.
+* the **site scorer**, when the page's site has a model: every sentence of a multi-page
+  corpus page, judged by the site's *other* pages (the model removes the page's own
+  contribution, so this is the leave-one-out setting; docs sites are fitted on 20 pages,
+  the crawl setting, and 40 pages are scored);
+* the **page scorer**, when it has none (a site of one page, a cold start, an evicted
+  site): every page of every corpus with the site evidence absent (rows ``<id>#page``).
+
+A sentence is labelled content when at least half of its token trigrams are in the page's
+gold text. Each corpus is scored in two ways, and both are printed per corpus and per
+mode (``CORPUS`` = site rows, ``CORPUS#page`` = page rows):
+
+* **leave-one-corpus-out** (LOCO): the scorers learnt on every other corpus score this one.
+  This is the figure designs are chosen by: the corpora differ in era, language, site type
+  and gold convention the way unseen crawls do;
+* **site-grouped CV** (folds never share a site).
+
+With ``--out`` it writes both scorers learnt on all rows (scikit-learn's
+HistGradientBoosting, exported to the package's JSON tree format; the package evaluates
+the trees with numpy). The corpora are read from ../shared (or the given folders) only
+here, never shipped. Rows are cached per corpus (``--cache-dir``; pickles of our own
+numbers, benchmark-only, never model files).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import pickle  # benchmark-only cache of our own numbers; never used for model files
 import random
 import sys
+import time
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -36,89 +49,120 @@ from sst_cleaner.sentences import gold_share  # noqa: E402
 from sst_cleaner.site_stats import SiteStats, analyse_page  # noqa: E402
 from sst_cleaner.text import words  # noqa: E402
 
-
-def load_corpus(root: str, name: str):
-    sys.path.insert(0, os.path.join(root, "..", "bench"))
-    from pages import load_manifest, read_gold, read_page  # type: ignore
-
-    man = os.path.join(root, name, "manifest.jsonl")
-    rows = load_manifest(man)
-    by_site = defaultdict(list)
-    for r in rows:
-        by_site[r["site"] or r["id"]].append(r)
-    return by_site, read_page, read_gold
-
-
-def build_rows(data_root: str, corpora: list[str], max_docs_pages: int = 40):
-    X, y, w, page_ids, groups, ntok = [], [], [], [], [], []
-    gold_tokens = {}
-    corpus_of = {}
-    for corpus in corpora:
-        by_site, read_page, read_gold = load_corpus(data_root, corpus)
-        for site, rows in by_site.items():
-            if corpus == "docs-dev":
-                rng = random.Random(0)
-                rows = list(rows)
-                rng.shuffle(rows)
-                rows = rows[:max_docs_pages]
-            analyses = []
-            for r in rows:
-                html = read_page(r)[0]
-                pa = analyse_page(parse_html(html, url=r.get("url")))
-                analyses.append((r, pa))
-            stats = SiteStats()
-            fit_set = analyses[:20] if corpus == "docs-dev" else analyses
-            if corpus != "single-dev":
-                for _, pa in fit_set:
-                    stats.add(pa)
-            for k, (r, pa) in enumerate(analyses):
-                view = stats.page_view(pa) if stats.n_pages else None
-                region = cetd_region(pa, view)
-                gseq = words(read_gold(r))
-                gold = Counter(gseq)
-                gold_tokens[r["id"]] = gold
-                corpus_of[r["id"]] = corpus
-                tri = set(zip(gseq, gseq[1:], gseq[2:]))
-                joined = " " + " ".join(gseq) + " "
-                # a page of a multi-page corpus is also learnt from with no site evidence
-                # (as the page-level fallback meets it: a site too small for a model, a
-                # crawl's first pages), under its own id "<id>#page", so that the
-                # fallback is not learnt from single-dev's 57 pages alone
-                settings = [(r["id"], view, region)]
-                if view is not None:
-                    settings.append((r["id"] + PAGE_SUFFIX, None, cetd_region(pa, None)))
-                if view is not None and corpus != "docs-dev" and len(analyses) > 1:
-                    # and judged by one other page only (a two-page site, or a site's
-                    # first fitted page): the next page of the site, under "<id>#pair"
-                    one = SiteStats()
-                    one.add(analyses[(k + 1) % len(analyses)][1])
-                    v1 = one.page_view(pa)
-                    settings.append((r["id"] + PAIR_SUFFIX, v1, cetd_region(pa, v1)))
-                for pid, v, reg in settings:
-                    if pid != r["id"]:
-                        gold_tokens[pid] = gold
-                        corpus_of[pid] = corpus + pid[len(r["id"]):]
-                    for b, s, f in sentence_features(v, pa, reg):
-                        toks = words(s.text)
-                        frac = gold_share(toks, tri, joined)
-                        X.append(f)
-                        y.append(frac)
-                        w.append(len(toks))
-                        page_ids.append(pid)
-                        groups.append(f"{corpus}/{site}")
-                        ntok.append(toks)
-            print(f"  {corpus}/{site}: {len(analyses)} pages", file=sys.stderr)
-    return (np.array(X, dtype=float), np.array(y), np.array(w, dtype=float), page_ids, groups, ntok,
-            gold_tokens, corpus_of)
-
-
+#: corpora of one page per site: page rows only
+PAGE_CORPORA = ("single-dev", "single-chaos")
+#: corpora of generated documentation sites: fitted on FIT_DOCS pages, DOCS_PAGES scored
+DOCS_CORPORA = ("docs-dev", "api-dev")
+FIT_DOCS, DOCS_PAGES = 20, 40
+DEFAULT_CORPORA = "portal,sites-dev,docs-dev,single-dev,news-eras,single-chaos"
 #: page ids (and corpus names) of the rows learnt with the site evidence left out
 PAGE_SUFFIX = "#page"
-#: ... and of the rows judged by one other page of the site only
-PAIR_SUFFIX = "#pair"
+
+HGB = dict(max_depth=5, max_iter=60, learning_rate=0.1, min_samples_leaf=100)
+PAGE_HGB = dict(max_depth=5, max_iter=60, learning_rate=0.1, min_samples_leaf=100)
 
 
-def page_f1(pred_mask, page_ids, ntok, gold_tokens):
+def corpus_manifest(data_root: str, corpus: str) -> tuple[str, str]:
+    """(name, manifest path): a corpus is a folder name under data_root or a folder path."""
+    folder = corpus if os.path.isabs(corpus) else os.path.join(data_root, corpus)
+    return os.path.basename(os.path.normpath(folder)), os.path.join(folder, "manifest.jsonl")
+
+
+def _bench_modules(data_root: str):
+    sys.path.insert(0, os.path.join(data_root, "..", "bench"))
+    from pages import load_manifest, read_gold, read_page  # type: ignore
+
+    return load_manifest, read_page, read_gold
+
+
+def corpus_rows(data_root: str, corpus: str) -> dict:
+    """Every sentence row of one corpus: features, label share, tokens, page id, site."""
+    load_manifest, read_page, read_gold = _bench_modules(data_root)
+    name, manifest = corpus_manifest(data_root, corpus)
+    by_site = defaultdict(list)
+    for r in load_manifest(manifest):
+        by_site[r["site"] or r["id"]].append(r)
+    out = dict(X=[], y=[], w=[], pid=[], group=[], tok=[], gold={}, corpus={})
+    for site, rows in sorted(by_site.items()):
+        if name in DOCS_CORPORA:
+            rows = list(rows)
+            random.Random(0).shuffle(rows)
+            rows = rows[:DOCS_PAGES]
+        analyses = [(r, analyse_page(parse_html(read_page(r)[0], url=r.get("url")))) for r in rows]
+        stats = SiteStats()
+        if name not in PAGE_CORPORA:
+            for _, pa in (analyses[:FIT_DOCS] if name in DOCS_CORPORA else analyses):
+                stats.add(pa)
+        for r, pa in analyses:
+            gseq = words(read_gold(r))
+            tri = set(zip(gseq, gseq[1:], gseq[2:]))
+            joined = " " + " ".join(gseq) + " "
+            settings = [(r["id"] + PAGE_SUFFIX, None)]
+            if stats.n_pages:
+                settings.append((r["id"], stats.page_view(pa)))
+            for pid, view in settings:
+                out["gold"][pid] = Counter(gseq)
+                out["corpus"][pid] = name + pid[len(r["id"]):]
+                for _b, s, f in sentence_features(view, pa, cetd_region(pa, view)):
+                    toks = words(s.text)
+                    out["X"].append(f)
+                    out["y"].append(gold_share(toks, tri, joined))
+                    out["w"].append(len(toks))
+                    out["pid"].append(pid)
+                    out["group"].append(f"{name}/{site}")
+                    out["tok"].append(toks)
+        print(f"  {name}/{site}: {len(analyses)} pages", file=sys.stderr)
+    return out
+
+
+def feature_version() -> str:
+    """Changes whenever the feature code does, so a stale cache is never read."""
+    import inspect
+
+    from sst_cleaner import hybrid
+
+    h = hashlib.sha256()
+    for fn in (hybrid.sentence_features, hybrid._prose_container, hybrid.cetd_region):
+        h.update(inspect.getsource(fn).encode())
+    h.update(repr(FEATURE_NAMES).encode())
+    pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sst_cleaner")
+    for mod in ("site_stats.py", "segment.py", "cetd.py", "text.py", "dom.py"):
+        with open(os.path.join(pkg, mod), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()[:12]
+
+
+def load_rows(data_root: str, corpora: list[str], cache_dir: str | None) -> dict:
+    version = feature_version()  # read once: the files may change while rows are built
+    parts = []
+    for corpus in corpora:
+        name, _ = corpus_manifest(data_root, corpus)
+        path = os.path.join(cache_dir, f"{name}-{version}.pkl") if cache_dir else None
+        if path and os.path.exists(path):
+            with open(path, "rb") as fh:
+                part = pickle.load(fh)
+        else:
+            t0 = time.time()
+            part = corpus_rows(data_root, corpus)
+            print(f"{name}: {len(part['y'])} rows in {time.time() - t0:.0f} s", file=sys.stderr)
+            if path:
+                os.makedirs(cache_dir, exist_ok=True)
+                with open(path, "wb") as fh:
+                    pickle.dump(part, fh)
+        parts.append(part)
+    rows = dict(gold={}, corpus={})
+    for key in ("X", "y", "w", "pid", "group", "tok"):
+        rows[key] = [v for p in parts for v in p[key]]
+    for p in parts:
+        for key in ("gold", "corpus"):
+            rows[key].update(p[key])
+    rows["X"] = np.array(rows["X"], dtype=float)
+    rows["y"] = np.array(rows["y"])
+    rows["w"] = np.array(rows["w"], dtype=float)
+    return rows
+
+
+def page_f1(pred_mask, page_ids, ntok, gold_tokens) -> dict:
     pred = defaultdict(Counter)
     for keep, pid, toks in zip(pred_mask, page_ids, ntok):
         if keep:
@@ -126,16 +170,14 @@ def page_f1(pred_mask, page_ids, ntok, gold_tokens):
     out = {}
     for pid, gold in gold_tokens.items():
         p = pred.get(pid, Counter())
+        common = sum((p & gold).values())
         if not p and not gold:
             out[pid] = 1.0
-            continue
-        common = sum((p & gold).values())
-        if not common:
+        elif not common:
             out[pid] = 0.0
-            continue
-        P = common / sum(p.values())
-        R = common / sum(gold.values())
-        out[pid] = 2 * P * R / (P + R)
+        else:
+            P, R = common / sum(p.values()), common / sum(gold.values())
+            out[pid] = 2 * P * R / (P + R)
     return out
 
 
@@ -156,92 +198,140 @@ def export_hgb(model, names) -> dict:
     return {"features": list(names), "baseline": float(np.ravel(model._baseline_prediction)[0]), "trees": trees}
 
 
-HGB = dict(max_depth=5, max_iter=60, learning_rate=0.1, min_samples_leaf=100)
-
-
-def fit_hgb(X, y, w):
+def fit_hgb(X, y, w, params):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return HistGradientBoostingClassifier(random_state=0, **HGB).fit(X, y, sample_weight=w)
+    return HistGradientBoostingClassifier(random_state=0, **params).fit(X, y, sample_weight=w)
 
 
-def report(name, mask, page_ids, ntok, gold_tokens, corpus_of, corpora):
-    f1 = page_f1(mask, page_ids, ntok, gold_tokens)
-    out = []
-    for corpus in corpora:
-        ids = [pid for pid in gold_tokens if corpus_of[pid] == corpus]
+def page_weights(page_ids, w) -> np.ndarray:
+    """Every page counts the same (the score is a macro average over pages)."""
+    tot = defaultdict(float)
+    for pid, t in zip(page_ids, w):
+        tot[pid] += t
+    return np.array([t / tot[pid] for pid, t in zip(page_ids, w)]) * 1000
+
+
+def predict_held_out(rows, held, params_site, params_page, X=None) -> np.ndarray:
+    """Probabilities for the rows where ``held`` is True, from scorers learnt on the rest;
+    site rows and page rows each by their own scorer."""
+    X = rows["X"] if X is None else X
+    y, sw, is_page = rows["ylab"], rows["sw"], rows["is_page"]
+    p = np.zeros(len(y))
+    for kind, params in ((False, params_site), (True, params_page)):
+        part = is_page == kind
+        train, test = part & ~held, part & held
+        if test.any() and train.any():
+            p[test] = fit_hgb(X[train], y[train], sw[train], params).predict_proba(X[test])[:, 1]
+    return p
+
+
+_SHARED: dict = {}  # what forked fold workers read (inherited, never pickled)
+
+
+def _fold(held_mask_key) -> np.ndarray:
+    rows, X, masks = _SHARED["rows"], _SHARED["X"], _SHARED["masks"]
+    held = masks[held_mask_key]
+    return predict_held_out(rows, held, HGB, PAGE_HGB, X)[held]
+
+
+def held_out_predictions(rows, X, masks: dict, jobs: int = 1) -> np.ndarray:
+    """For each mask, its rows scored by scorers learnt on the rows outside it; the folds
+    run in ``jobs`` forked processes."""
+    p = np.zeros(len(rows["y"]))
+    _SHARED.update(rows=rows, X=X, masks=masks)
+    keys = list(masks)
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            parts = pool.map(_fold, keys)
+    else:
+        parts = [_fold(k) for k in keys]
+    for k, part in zip(keys, parts):
+        p[masks[k]] = part
+    return p
+
+
+def loco(rows, X, corpora, corpus_of_row, jobs: int = 1) -> np.ndarray:
+    """Each corpus's rows scored by scorers learnt on every other corpus."""
+    return held_out_predictions(rows, X, {c: corpus_of_row == c for c in corpora}, jobs)
+
+
+def dump_rows(path, rows, p) -> None:
+    names = FEATURE_NAMES
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, pid in enumerate(rows["pid"]):
+            feats = {n: round(float(v), 3) for n, v in zip(names, rows["X"][i])}
+            fh.write(json.dumps({"pid": pid, "p": round(float(p[i]), 3), "y": round(float(rows["y"][i]), 2),
+                                 "text": " ".join(rows["tok"][i]), "f": feats}) + "\n")
+
+
+def report(name, mask, rows, shown) -> dict:
+    f1 = page_f1(mask, rows["pid"], rows["tok"], rows["gold"])
+    out = {}
+    for corpus in shown:
+        ids = [pid for pid in rows["gold"] if rows["corpus"][pid] == corpus]
         if ids:
-            out.append(f"{corpus}={sum(f1[i] for i in ids) / len(ids):.3f}")
-    print(f"{name:<28}", *out, flush=True)
+            out[corpus] = sum(f1[i] for i in ids) / len(ids)
+    print(f"{name:<30}", " ".join(f"{c}={v:.3f}" for c, v in out.items()), flush=True)
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
-    ap.add_argument("--corpora", default="portal,sites-dev,docs-dev,single-dev")
-    ap.add_argument("--cache", default=None)
+    ap.add_argument("--corpora", default=DEFAULT_CORPORA,
+                    help="comma-separated folder names under DATA, or folder paths")
+    ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--label-threshold", type=float, default=0.5)
     ap.add_argument("--threshold", type=float, default=0.5)
     ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--weights", choices=["tokens", "page"], default="page")
+    ap.add_argument("--no-cv", action="store_true", help="leave-one-corpus-out only")
+    ap.add_argument("--no-loco", action="store_true", help="site-grouped CV only")
     ap.add_argument("--out", default=None, help="write the scorer JSON here")
-    ap.add_argument("--page-row-weight", type=float, default=0.0,
-                    help="weight of the multi-page corpora's pages seen with no site evidence "
-                         "(0: the no-evidence case is learnt from single-dev alone); "
-                         "those rows are scored (CORPUS#page) either way")
-    ap.add_argument("--pair-row-weight", type=float, default=0.0,
-                    help="weight of the rows of pages judged by one other page of their site "
-                         "(0: not learnt from); scored (CORPUS#pair) either way")
+    ap.add_argument("--dump", default=None,
+                    help="write the LOCO verdict on every row (page, kept, label, text) as JSON lines, "
+                         "for page-by-page study of the dev corpora")
+    ap.add_argument("--jobs", type=int, default=1, help="folds learnt in this many processes")
+    ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
     args = ap.parse_args()
-    import json
-    import pickle  # benchmark-only cache of our own numbers; never used for model files
 
-    if args.cache and os.path.exists(args.cache):
-        with open(args.cache, "rb") as fh:
-            blob = pickle.load(fh)
-    else:
-        blob = build_rows(args.data, args.corpora.split(","))
-        if args.cache:
-            with open(args.cache, "wb") as fh:
-                pickle.dump(blob, fh)
-    X, yf, w, page_ids, groups, ntok, gold_tokens, corpus_of = blob[:8]
-    corpora = args.corpora.split(",")
-    y = (yf >= args.label_threshold).astype(int)
-    sw = w
-    if args.weights == "page":  # every page counts the same (the score is a macro average)
-        tot = defaultdict(float)
-        for pid, t in zip(page_ids, w):
-            tot[pid] += t
-        sw = np.array([t / tot[pid] for pid, t in zip(page_ids, w)]) * 1000
-    sites = sorted(set(groups))
-    rng = random.Random(0)
-    rng.shuffle(sites)
-    fold_of = {s: i % args.folds for i, s in enumerate(sites)}
-    fold = np.array([fold_of[g] for g in groups])
-    learn = np.ones(len(y), bool)
-    for suffix, weight in ((PAGE_SUFFIX, args.page_row_weight), (PAIR_SUFFIX, args.pair_row_weight)):
-        rows = np.array([pid.endswith(suffix) for pid in page_ids])
-        sw = np.where(rows, sw * weight, sw)
-        if weight <= 0:
-            learn &= ~rows
-    p1 = np.zeros(len(y))
-    for k in range(args.folds):
-        tr = (fold != k) & learn
-        p1[fold == k] = fit_hgb(X[tr], y[tr], sw[tr]).predict_proba(X[fold == k])[:, 1]
-    shown = corpora + [c + suf for suf in (PAGE_SUFFIX, PAIR_SUFFIX) for c in corpora
-                       if c + suf in set(corpus_of.values())]
-    report("all text", np.ones(len(y), bool), page_ids, ntok, gold_tokens, corpus_of, shown)
-    report("cetd (template zeroed)", X[:, FEATURE_NAMES.index("in_cetd")] > 0.5, page_ids, ntok, gold_tokens,
-           corpus_of, shown)
-    for th in (0.3, 0.4, 0.5, 0.6):
-        report(f"scorer (site-grouped CV) th={th}", p1 >= th, page_ids, ntok, gold_tokens, corpus_of, shown)
+    corpora = [corpus_manifest(args.data, c)[0] for c in args.corpora.split(",")]
+    rows = load_rows(args.data, args.corpora.split(","), args.cache_dir)
+    if args.rows_only:
+        return
+    rows["ylab"] = (rows["y"] >= args.label_threshold).astype(int)
+    rows["sw"] = page_weights(rows["pid"], rows["w"])
+    rows["is_page"] = np.array([pid.endswith(PAGE_SUFFIX) for pid in rows["pid"]])
+    corpus_of_row = np.array([g.split("/", 1)[0] for g in rows["group"]])
+    shown = [c + suf for c in corpora for suf in ("", PAGE_SUFFIX) if c + suf in set(rows["corpus"].values())]
+    report("all text", np.ones(len(rows["y"]), bool), rows, shown)
+    report("cetd (template zeroed)", rows["X"][:, FEATURE_NAMES.index("in_cetd")] > 0.5, rows, shown)
+    if not args.no_loco:
+        p1 = loco(rows, rows["X"], corpora, corpus_of_row, args.jobs)
+        for th in sorted({args.threshold, 0.4, 0.6}):
+            report(f"leave-one-corpus-out th={th}", p1 >= th, rows, shown)
+        if args.dump:
+            dump_rows(args.dump, rows, p1)
+    if not args.no_cv:
+        sites = sorted(set(rows["group"]))
+        random.Random(0).shuffle(sites)
+        fold_of = {s: i % args.folds for i, s in enumerate(sites)}
+        fold = np.array([fold_of[g] for g in rows["group"]])
+        p = held_out_predictions(rows, rows["X"], {k: fold == k for k in range(args.folds)}, args.jobs)
+        report(f"site-grouped CV th={args.threshold}", p >= args.threshold, rows, shown)
     if args.out:
-        m1 = fit_hgb(X[learn], y[learn], sw[learn])
-        spec = {"trained_on": corpora, "page_row_weight": args.page_row_weight, "hgb": HGB,
-                "label_threshold": args.label_threshold, "weights": args.weights,
-                "stage1": export_hgb(m1, FEATURE_NAMES)}
-        if args.pair_row_weight > 0:
-            spec["pair_row_weight"] = args.pair_row_weight
+        site, page = ~rows["is_page"], rows["is_page"]
+        m_site = fit_hgb(rows["X"][site], rows["ylab"][site], rows["sw"][site], HGB)
+        m_page = fit_hgb(rows["X"][page], rows["ylab"][page], rows["sw"][page], PAGE_HGB)
+        p = np.zeros(len(rows["y"]))
+        p[site] = m_site.predict_proba(rows["X"][site])[:, 1]
+        p[page] = m_page.predict_proba(rows["X"][page])[:, 1]
+        report("in-sample (not evidence)", p >= args.threshold, rows, shown)
+        spec = {"trained_on": corpora, "hgb": HGB, "page_hgb": PAGE_HGB,
+                "label_threshold": args.label_threshold, "weights": "page",
+                "stage1": export_hgb(m_site, FEATURE_NAMES), "page": export_hgb(m_page, FEATURE_NAMES)}
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(spec, fh, separators=(",", ":"))
         print("wrote", args.out)

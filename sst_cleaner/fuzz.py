@@ -41,7 +41,7 @@ from .limits import DEFAULT_LIMITS
 from .result import CleanResult
 
 Data = Union[str, bytes]
-STATUSES = frozenset({"ok", "truncated", "over_budget"})
+STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
 
 _WORDS = ("the of and to in is was for on that with as by at from his her are this be it an have "
           "market city council report water school season player government museum river music "

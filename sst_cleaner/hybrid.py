@@ -26,8 +26,9 @@ import math
 from typing import Optional
 
 from .dom import PreparedPage
-from .result import INFORMATIVE, NOISE, Block, CleanResult
-from .site_stats import BlockInfo, PageAnalysis, PageView, SentenceInfo, SiteStats, SiteStatsModel, analyse_page
+from .result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
+from .cetd import covered_elements, extract_content
+from .site_stats import HINT_COMMENT, HINT_MEDIA, BlockInfo, PageAnalysis, PageView, SentenceInfo, SiteStats, SiteStatsModel, analyse_page
 from .cleaner import register_method
 
 FEATURE_NAMES = (
@@ -58,6 +59,19 @@ FEATURE_NAMES = (
     "hint_comment", "hint_boiler", "hint_content",   # class/id names of the ancestors
     "in_main",          # inside the page's main container (holds most of its non-template text)
     "main_tmpl",        # share of the main container's text that is template
+    "in_wide", "wide_tmpl",  # the same for the container holding nine tenths of it
+    # what the block's own container is called (its element and the two above it)
+    "near_comment", "near_boiler", "near_content",
+    "in_article",       # inside <article> or <main>
+    # the densest prose container, as a reader-view extractor scores it (see _prose_scores)
+    "in_top", "after_top", "top_ratio", "top_share",
+    "log_links",        # links in the block
+    "log_page_chars",   # the page's text, non-template
+    "in_cetd_top",      # inside the CETD subtree of largest DensitySum
+    "hint_media", "near_media", "in_figure",   # captions, galleries, photo credits
+    "dup_in_page",      # the sentence occurs more than once on the page
+    "page_link_share",  # share of the page's text inside links
+    "page_code_share",  # share of the page's text in pre, code and tables
 )
 
 
@@ -101,26 +115,38 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
     page_tmpl = tmpl_total / max(1, total)
     # The main container: walking down from the root, the child that holds at least half
     # of the page's non-template text, as deep as such a child exists. What lies inside
-    # it is the page's own matter even where its words recur (the API entries of a
-    # reference manual, a byline inside the article); what lies outside it rarely is.
-    # Adding it raised the site-grouped CV F1 of the scorer on every multi-page corpus
-    # (portal 0.959 -> 0.965, sites-dev 0.948 -> 0.951, docs-dev 0.959 -> 0.974).
+    # it is the page's own matter even where its words recur (a byline inside the
+    # article); what lies outside it rarely is. The wide main container holds nine tenths
+    # of it: on a reference manual, where the listings every page shares (inherited
+    # methods, trait implementations) sit beside the page's own description, it is the
+    # content area those listings belong to.
     root = pa.page.root
-    main = root
     content_total = total - tmpl_total
-    if content_total > 0:
-        while True:
-            best, best_c = None, -1
-            for ch in main:
-                a = agg.get(ch)
-                if a is not None and a[0] - a[1] > best_c:
-                    best, best_c = ch, a[0] - a[1]
-            if best is None or best_c * 2 < content_total:
-                break
-            main = best
+    main = _deepest_holding(root, agg, content_total, 0.5)
+    wide = _deepest_holding(root, agg, content_total, 0.9)
+    wide_agg = agg.get(wide, (0, 0, 0))
+    wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
+    in_wide_set = set(wide.iter()) if wide is not root else None
     main_agg = agg.get(main, (0, 0, 0))
     main_tmpl = main_agg[1] / max(1, main_agg[0])
     in_main_set = set(main.iter()) if main is not root else None
+
+    top, top_ratio_of, top_share = _prose_container(pa, agg, btmpl, content_total)
+    in_top_set = set(top.iter()) if top is not None else set()
+    last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
+    log_page_chars = math.log1p(content_total)
+    page_counts: dict = {}
+    code_chars = link_total = 0
+    for b in pa.blocks:
+        for s in b.sentences:
+            page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
+        link_total += b.block.link_chars
+        if b.tag in ("pre", "code", "td", "th") or "pre" in b.ancestors or "code" in b.ancestors \
+                or "table" in b.ancestors:
+            code_chars += len(b.block.text)
+    page_link_share = link_total / max(1, total)
+    page_code_share = code_chars / max(1, total)
+    cetd_top = getattr(in_cetd, "top", frozenset())
 
     def up(el, k):
         for _ in range(k):
@@ -165,7 +191,17 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
             ctx += [1.0, 1.0]
         ctx.append(page_tmpl)
         ctx += [float(bool(b.hints & 1)), float(bool(b.hints & 2)), float(bool(b.hints & 4))]
-        ctx += [1.0 if in_main_set is None or blk.element in in_main_set else 0.0, main_tmpl]
+        ctx += [1.0 if in_main_set is None or blk.element in in_main_set else 0.0, main_tmpl,
+                1.0 if in_wide_set is None or blk.element in in_wide_set else 0.0, wide_tmpl]
+        nh = b.near_hints
+        in_top = blk.element in in_top_set
+        ctx += [float(bool(nh & 1)), float(bool(nh & 2)), float(bool(nh & 4)),
+                1.0 if ("article" in anc or "main" in anc or b.tag in ("article", "main")) else 0.0,
+                1.0 if in_top else 0.0, 1.0 if (not in_top and bi > last_top >= 0) else 0.0,
+                top_ratio_of(blk.element), top_share, math.log1p(blk.n_links), log_page_chars,
+                1.0 if blk.element in cetd_top else 0.0,
+                float(bool(b.hints & HINT_MEDIA)), float(bool(nh & HINT_MEDIA)),
+                1.0 if ("figure" in anc or "figcaption" in anc or b.tag in ("figure", "figcaption")) else 0.0]
         for s in b.sentences:
             if view is not None and n_other > 0:
                 sdf = view.sentence_df(s.hash)
@@ -175,15 +211,90 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
             else:
                 rec = rec2 = ent = 0.0
             ends = 1.0 if s.text[-1:] in ".!?\"'”。！？:" else 0.0
+            page_ctx = [1.0 if page_counts[s.hash] > 1 else 0.0, page_link_share, page_code_share]
             rows.append((b, s, [1.0, ent, rec, rec2, node_share, node_rate, node_new, cetd, link_density,
                                 log_chars, math.log1p(s.n_words), s.stop_ratio, ends, is_heading, in_li,
-                                in_pre, nav_like, bi / nb] + ctx))
+                                in_pre, nav_like, bi / nb] + ctx + page_ctx))
     return rows
 
 
-def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> set:
-    """Elements inside the CETD content region, computed with template sentences zeroed."""
-    from .cetd import covered_elements, extract_content
+def _deepest_holding(root, agg: dict, content_total: int, share: float):
+    """Walking down from the root, the child holding at least ``share`` of the page's
+    non-template text, as deep as such a child exists (the root if none)."""
+    node = root
+    if content_total <= 0:
+        return node
+    while True:
+        best, best_c = None, -1
+        for ch in node:
+            a = agg.get(ch)
+            if a is not None and a[0] - a[1] > best_c:
+                best, best_c = ch, a[0] - a[1]
+        if best is None or best_c < share * content_total:
+            return node
+        node = best
+
+
+def _prose_container(pa: PageAnalysis, agg: dict, btmpl: list, content_total: int):
+    """The container a reader-view extractor would pick (Readability's scoring, on our
+    blocks): every prose block of 25+ characters that is not template scores 1 + its
+    commas + a point per 100 characters (at most 3), given whole to its parent and half
+    to its grandparent; a container's score is scaled by its share of non-link text.
+
+    Returns (the best container or None, block element -> best score among its three
+    nearest containers / the best score, the best container's share of the page's
+    non-template text)."""
+    score: dict = {}
+    for b, t in zip(pa.blocks, btmpl):
+        blk = b.block
+        n = len(blk.text)
+        if n < 25 or t >= 0.5 or blk.link_chars * 2 > n:
+            continue
+        s = 1.0 + blk.text.count(",") + min(3, n // 100)
+        parent = blk.element.getparent()
+        if parent is None:
+            continue
+        score[parent] = score.get(parent, 0.0) + s
+        grand = parent.getparent()
+        if grand is not None:
+            score[grand] = score.get(grand, 0.0) + s / 2
+    best, best_s = None, 0.0
+    final: dict = {}
+    for el, s in score.items():
+        a = agg.get(el)
+        if a is None:
+            continue
+        s *= 1.0 - a[2] / max(1, a[0])
+        final[el] = s
+        if s > best_s:
+            best, best_s = el, s
+    if best is None:
+        return None, lambda el: 0.0, 0.0
+
+    def ratio(el) -> float:
+        r = 0.0
+        for _ in range(3):
+            el = el.getparent()
+            if el is None:
+                break
+            r = max(r, final.get(el, 0.0))
+        return r / best_s
+
+    a = agg[best]
+    return best, ratio, (a[0] - a[1]) / max(1, content_total)
+
+
+class CetdRegion(set):
+    """Elements inside the CETD content region (every content root of Algorithm 2), with
+    ``top``: the elements inside the one subtree of largest DensitySum. Algorithm 2's
+    threshold adds a handful of further roots on a typical news page (captions, bylines,
+    related lists, comments); the paper's gold kept comments, an article's does not."""
+
+    top: frozenset = frozenset()
+
+
+def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> CetdRegion:
+    """The CETD content region, computed with template sentences zeroed."""
 
     ignore = None
     if view is not None and view.n_other > 0:
@@ -193,7 +304,12 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> set:
                 doomed.add(b.block.element)
         if doomed:
             ignore = doomed.__contains__
-    return covered_elements(extract_content(pa.page.root, ignore=ignore))
+    roots = extract_content(pa.page.root, ignore=ignore)
+    region = CetdRegion(covered_elements(roots))
+    d = roots.densities
+    if d is not None and len(d):
+        region.top = frozenset(d.elements[d.max_density_sum()[0]].iter())
+    return region
 
 
 # ---------------------------------------------------------------------------------------
@@ -313,9 +429,24 @@ class TreeEnsemble:
 # ---------------------------------------------------------------------------------------
 _SCORER_CACHE: dict = {}
 
+#: a site model's result with fewer kept words than this is "nearly empty"
+NEARLY_EMPTY_WORDS = 10
 
-def load_scorer(path: Optional[str] = None) -> "TreeEnsemble":
-    """The learnt scorer shipped with the package (``data/default_scorer.json``)."""
+
+class Scorers:
+    """The default method's learnt scorers: one for pages whose site has evidence, one for
+    pages judged alone (a file with only the first serves both)."""
+
+    def __init__(self, spec: dict):
+        self.site = TreeEnsemble(spec["stage1"])
+        self.page = TreeEnsemble(spec["page"]) if "page" in spec else self.site
+
+    def predict(self, rows: list, alone: bool):
+        return (self.page if alone else self.site).predict([r[2] for r in rows])
+
+
+def load_scorer(path: Optional[str] = None) -> Scorers:
+    """The learnt scorers shipped with the package (``data/default_scorer.json``)."""
     import json
     import os
 
@@ -324,10 +455,17 @@ def load_scorer(path: Optional[str] = None) -> "TreeEnsemble":
     hit = _SCORER_CACHE.get(path)
     if hit is None:
         with open(path, "r", encoding="utf-8") as fh:
-            spec = json.load(fh)
-        hit = TreeEnsemble(spec["stage1"])
+            hit = Scorers(json.load(fh))
         _SCORER_CACHE[path] = hit
     return hit
+
+
+def _is_comment_prose(b: BlockInfo, s: SentenceInfo) -> bool:
+    """A sentence of a reader's comment: prose (four words or more, mostly not link text)
+    inside a container named as comments. The scorer follows the article convention and
+    drops comments; ``include_comments=True`` keeps what this says is one."""
+    blk = b.block
+    return bool(b.hints & HINT_COMMENT) and s.n_words >= 4 and blk.link_chars * 2 < len(blk.text)
 
 
 @register_method("default")
@@ -335,28 +473,58 @@ class HybridMethod(SiteStatsModel):
     """Site evidence + page evidence, decided per sentence by the learnt scorer.
 
     Parameters: ``threshold`` (probability above which a sentence is kept, 0.5),
-    ``scorer`` (path of another scorer JSON, for experiments).
+    ``scorer`` (path of another scorer JSON, for experiments), ``include_comments``
+    (keep readers' comments, which the article convention the scorer follows drops).
     Model state: the :class:`~sst_cleaner.site_stats.SiteStats` of the site.
     """
 
-    def __init__(self, threshold: float = 0.5, scorer: Optional[str] = None):
+    def __init__(self, threshold: float = 0.5, scorer: Optional[str] = None, include_comments: bool = False):
         self.threshold = float(threshold)
         self.scorer = scorer
+        self.include_comments = bool(include_comments)
         self.stats = SiteStats()
-        self._scorer = load_scorer(scorer)
+        self._scorers = load_scorer(scorer)
 
-    def score_page(self, page: PreparedPage):
-        """(analysis, rows, probabilities): every sentence of the page with its score."""
+    def score_page(self, page: PreparedPage, alone: bool = False):
+        """(analysis, rows, probabilities): every sentence of the page with its score.
+        ``alone``: judge the page as the page-level fallback does, whatever the model
+        knows of its site."""
         pa = analyse_page(page)
-        view = self.stats.page_view(pa) if self.stats.n_pages else None
+        view = self.stats.page_view(pa) if self.stats.n_pages and not alone else None
         region = cetd_region(pa, view)
         rows = sentence_features(view, pa, region)
         if not rows:
             return pa, rows, []
-        return pa, rows, self._scorer.predict([r[2] for r in rows])
+        # a page with no other page of its site to compare with is judged alone
+        alone = view is None or view.n_other == 0
+        probs = self._scorers.predict(rows, alone)
+        if self.include_comments:
+            probs = [1.0 if _is_comment_prose(b, s) else p for (b, s, _f), p in zip(rows, probs)]
+        return pa, rows, probs
 
     def clean(self, page: PreparedPage) -> CleanResult:
         pa, rows, probs = self.score_page(page)
+        if not self.stats.n_pages:
+            return self._result(page, pa, rows, probs, "default(page-level)")
+        result = self._result(page, pa, rows, probs, "default")
+        if self._kept_words(rows, probs) < NEARLY_EMPTY_WORDS:
+            # The site's evidence left (almost) nothing: a page whose own matter recurs
+            # across the site, or a page unlike the sample. The page-level verdict is the
+            # better guess, and the status says the site model did not make it.
+            pa, rows, probs = self.score_page(page, alone=True)
+            if self._kept_words(rows, probs) > self._kept_words_of(result):
+                result = self._result(page, pa, rows, probs, "default(page-level)")
+                result.status = STATUS_SITE_EMPTY
+        return result
+
+    def _kept_words(self, rows, probs) -> int:
+        return sum(s.n_words for (_b, s, _f), p in zip(rows, probs) if p >= self.threshold)
+
+    @staticmethod
+    def _kept_words_of(result: CleanResult) -> int:
+        return sum(len(s.split()) for s in result.sentences)
+
+    def _result(self, page: PreparedPage, pa: PageAnalysis, rows, probs, method: str) -> CleanResult:
         kept_by_block: dict = {}
         score_by_block: dict = {}
         for (b, s, _f), p in zip(rows, probs):
@@ -377,7 +545,6 @@ class HybridMethod(SiteStatsModel):
             if kept:
                 lines.append(" ".join(kept))
                 sentences.extend(kept)
-        method = "default" if self.stats.n_pages else "default(page-level)"
         return CleanResult(text="\n".join(lines), sentences=sentences, blocks=blocks, method=method,
                            title=page.title)
 

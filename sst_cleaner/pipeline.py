@@ -44,8 +44,10 @@ STATUS_TRUNCATED = "truncated"
 STATUS_ERROR = "error"
 STATUS_NO_PAGE = "no_page"
 STATUS_NON_HTML = "non_html"
+#: the site's model kept (almost) nothing of the page: the text is the page-level fallback's
+STATUS_SITE_EMPTY = "site_empty"
 STATUSES = (STATUS_CLEANED, STATUS_FALLBACK, STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_ERROR,
-            STATUS_NO_PAGE, STATUS_NON_HTML)
+            STATUS_NO_PAGE, STATUS_NON_HTML, STATUS_SITE_EMPTY)
 
 STATUS_SETTING = "SST_STATUS_FIELD"
 DEFAULT_STATUS_FIELD = "sst_status"
@@ -231,7 +233,7 @@ class SSTPipeline:
         status = STATUS_CLEANED if result.site_model else STATUS_FALLBACK
         if not result.site_model:
             self.store.inc("fallback_cleans")
-        if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED):
+        if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_SITE_EMPTY):
             status = result.status
         outcome = (result, status)
         page.clean_result = outcome

@@ -8,6 +8,10 @@ from typing import Optional
 INFORMATIVE = "informative"
 NOISE = "noise"
 
+#: ``CleanResult.status`` when the site model kept (almost) nothing of the page and the
+#: text is the page-level fallback's
+STATUS_SITE_EMPTY = "site_empty"
+
 
 @dataclass
 class Block:
@@ -40,7 +44,9 @@ class CleanResult:
     method, ``"cetd"``). ``link_blocks``: informative link blocks (WISDOM only).
     ``status``: ``"ok"``; ``"truncated"`` if the page was cut by a size cap before
     cleaning; ``"over_budget"`` if cleaning ran out of its time budget and the page was
-    returned whole (see :class:`sst_cleaner.limits.Limits`).
+    returned whole (see :class:`sst_cleaner.limits.Limits`); ``"site_empty"`` if the
+    site's model kept (almost) nothing of the page and the text is the page-level
+    fallback's (the default method).
     """
 
     text: str

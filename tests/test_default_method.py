@@ -111,6 +111,58 @@ def test_on_a_bigger_site_one_chance_repeat_is_not_template():
     assert rows["Copyright Example Gazette Limited."]["sent_rec2"] == 1.0
 
 
+def test_a_page_the_site_model_empties_gets_the_page_level_text_and_says_so():
+    # six pages whose articles share their wording (a syndicated story under six URLs,
+    # in a template whose chrome changes from page to page): every sentence recurs
+    # site-wide, so the site's evidence would keep nothing
+    rng = random.Random(7)
+    paras = [" ".join(prose(rng, 4)) for _ in range(5)]
+    pages = []
+    for i in range(6):
+        r = random.Random(100 + i)
+        nav = " ".join(f'<a href="/{r.randrange(999)}">Section {r.randrange(999)}</a>' for _ in range(4))
+        pages.append(f"<html><body><div class='nav'>{nav}</div><div class='story'><h1>The shared story</h1>"
+                     + "".join(f"<p>{p}</p>" for p in paras) + "</div></body></html>")
+    cleaner = SiteCleaner().fit(pages[1:])
+    result = cleaner.clean(pages[0])
+    assert result.status == "site_empty"
+    assert result.method == "default(page-level)"
+    assert sum(1 for p in paras if p in result.text) >= 4, result.text
+    # an ordinary page of an ordinary site is not affected
+    fitted = SiteCleaner().fit([site_page(i)[0] for i in range(6)])
+    normal = fitted.clean(site_page(50)[0])
+    assert normal.status == "ok" and normal.method == "default"
+
+
+COMMENTS = ["I have lived here for twenty years and the bridge was always a problem for the buses.",
+            "Thanks for reporting this, my children cross that road every single morning.",
+            "Does anyone know whether the market will stay open during the repairs next winter?"]
+
+
+def page_with_comments(i: int) -> tuple[str, list[str]]:
+    html, paras = site_page(i)
+    thread = "".join(f'<li class="comment"><div class="comment-author"><a href="/u/{k}">reader{k}</a></div>'
+                     f'<div class="comment-body"><p>{c}</p></div></li>' for k, c in enumerate(COMMENTS))
+    section = f'<div id="comments" class="comments-area"><h3>3 comments</h3><ol class="comment-list">{thread}</ol></div>'
+    return html.replace('<div class="sidebar">', section + '<div class="sidebar">'), paras
+
+
+@pytest.mark.parametrize("fit", [False, True])
+def test_comments_are_left_out_unless_asked_for(fit):
+    pages = [page_with_comments(i)[0] for i in range(6)]
+    html, paras = page_with_comments(77)
+    plain, keeping = SiteCleaner(), SiteCleaner(include_comments=True)
+    if fit:
+        plain.fit(pages)
+        keeping.fit(pages)
+    text = plain.clean(html).text
+    assert sum(1 for p in paras if p in text) >= 4, text
+    assert not any(c in text for c in COMMENTS), text
+    kept = keeping.clean(html).text
+    assert all(c in kept for c in COMMENTS), kept
+    assert sum(1 for p in paras if p in kept) >= 4, kept
+
+
 def test_clean_before_fit_works():
     html, paras = site_page(5)
     result = SiteCleaner().clean(html)
