@@ -9,7 +9,8 @@ Scrapy 2.16 removed.
 
 It follows the demo site's links (``-a follow=all`` for every same-host link) and yields
 ``{"url", "title", "worker"}`` per article page. ``-a stats_out=FILE`` writes the crawl's
-stats as JSON when it closes (the fleet demo reads them).
+stats as JSON when it closes (the fleet demo reads them); ``-a workers=N`` makes each
+worker wait until N workers have started before it sends the first request.
 
 Why the keep-alive: with a shared queue, a worker whose turn finds the queue empty
 would close at once while another worker's responses are about to add links to it. A
@@ -43,7 +44,7 @@ class FleetSpider(scrapy.Spider):
     }
 
     def __init__(self, url: Optional[str] = None, follow: str = "demo", stats_out: str = "",
-                 grace: str = "5", quiet: str = "2", *args: Any, **kwargs: Any):
+                 grace: str = "5", quiet: str = "2", workers: str = "0", *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         if not url:
             raise ValueError("give the site to crawl: scrapy crawl fleet -a url=http://HOST/")
@@ -53,6 +54,7 @@ class FleetSpider(scrapy.Spider):
         self.stats_out = stats_out
         self.grace = float(grace)
         self.quiet_ms = int(float(quiet) * 1000)
+        self.workers = int(workers)
         self.opened_at = time.monotonic()
         self.server: Any = None
 
@@ -72,7 +74,20 @@ class FleetSpider(scrapy.Spider):
         return f"{self.name}:fleet-active"
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.workers > 1:  # -a workers=N: start together (a fair race for the queue)
+            await self._all_started()
         yield scrapy.Request(self.url)  # the shared duplicate filter keeps one copy
+
+    async def _all_started(self, timeout: float = 120.0) -> None:
+        from twisted.internet import reactor, task
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        key = f"{self.name}:fleet-started"
+        self.server.incr(key)
+        deadline = time.monotonic() + timeout
+        while int(self.server.get(key) or 0) < self.workers and time.monotonic() < deadline:
+            await maybe_deferred_to_future(task.deferLater(reactor, 0.05, lambda: None))
+        self.opened_at = time.monotonic()
 
     def parse(self, response: Any) -> Any:
         self.server.set(self._active_key, os.getpid(), px=self.quiet_ms)

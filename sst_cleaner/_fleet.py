@@ -240,7 +240,9 @@ class SharedSiteModelStore(SiteModelStore):
                 if rejections >= MAX_REJECTIONS or self._down:
                     break
                 continue  # the bad value was dropped: claim the site to build it again
-            waited = True
+            if not waited:
+                logger.info("sst: waiting for another worker to build the model of site %s", site)
+                waited = True
             if time.monotonic() >= deadline:
                 logger.warning("sst: waited %.0fs (SST_REDIS_WAIT) for another worker to build the "
                                "model of site %s; building it here", self.redis_config.wait, site)
