@@ -44,7 +44,7 @@ class FleetSpider(scrapy.Spider):
     }
 
     def __init__(self, url: Optional[str] = None, follow: str = "demo", stats_out: str = "",
-                 grace: str = "5", quiet: str = "2", workers: str = "0", *args: Any, **kwargs: Any):
+                 grace: str = "2", quiet: str = "1", workers: str = "0", *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         if not url:
             raise ValueError("give the site to crawl: scrapy crawl fleet -a url=http://HOST/")
@@ -76,6 +76,7 @@ class FleetSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[Any]:
         if self.workers > 1:  # -a workers=N: start together (a fair race for the queue)
             await self._all_started()
+        self.crawler.stats.set_value("fleet/started_at", time.time())
         yield scrapy.Request(self.url)  # the shared duplicate filter keeps one copy
 
     async def _all_started(self, timeout: float = 120.0) -> None:
@@ -119,6 +120,7 @@ class FleetSpider(scrapy.Spider):
             raise DontCloseSpider("the fleet is still crawling")
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
+        self.crawler.stats.set_value("fleet/closed_at", time.time())
         if self.stats_out:
             stats = {k: (v if isinstance(v, (int, float, str)) else str(v))
                      for k, v in self.crawler.stats.get_stats().items()}
