@@ -256,7 +256,10 @@ class RedisFleet:
     """
 
     def __init__(self, config: RedisConfig, client: Any = None):
-        import redis  # only here: a crawl without SST_MODEL_STORE never imports it
+        try:
+            import redis  # only here: a crawl without SST_MODEL_STORE never imports it
+        except ImportError as exc:
+            raise ImportError("SST_MODEL_STORE needs the redis client: pip install 'sst-cleaner[redis]'") from exc
 
         self.config = config
         self.client = client if client is not None else redis.Redis.from_url(
