@@ -21,9 +21,10 @@ refused script) switches the crawl to local models for the rest of it, said once
 the log and in ``sst/redis/down``. Items are held and released by the middleware as
 always, so none is lost or doubled whatever Redis does.
 
-Refinement stays per worker: each process refines its own copy of the model with the
-pages it crawls (``partial_fit``), as a single-process crawl does; the shared model is
-the one the builder published.
+Refinement: when the method's models add up (the default method's), later pages of a
+site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner._fleet_refine`);
+otherwise each process refines its own copy (``partial_fit``), as a single-process crawl
+does.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
+from ._fleet_refine import FleetRefiner
 from .cleaner import SiteCleaner
 from .model_io import ModelFormatError
 from .redis_store import RedisFleet, load_redis_config, parse_model_json
@@ -94,6 +96,7 @@ class SharedSiteModelStore(SiteModelStore):
         self._push_backlog = 0
         self._polling = False
         self._poller: Any = None
+        self._refiner = FleetRefiner(self)
 
     # -- lifecycle
     def open(self) -> None:
@@ -328,6 +331,8 @@ class SharedSiteModelStore(SiteModelStore):
         except Exception as exc:
             self._failed(exc)
             return False
+        if version:
+            self._refiner.adopt(site)
         if not version:
             logger.warning("sst: the model of site %s was not published: another worker holds its "
                            "lock now; this process keeps its own", site)
@@ -359,16 +364,33 @@ class SharedSiteModelStore(SiteModelStore):
         except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
             await self._reject(site, version, exc)
             return None
-        self.put(site, cleaner)
-        if self._pool is not None:  # the site's worker cleans with the same model
-            self._remote_pages[site] = cleaner.n_pages
-            self._call(site, "put", (data,), lambda: None, retry=False).addErrback(
-                lambda f: logger.warning("sst: could not give the shared model of %s to its worker: %s",
-                                         site, f.value))
+        self.adopt_model(site, cleaner, data)
+        self._refiner.adopt(site)
         self.inc("redis/models_loaded")
         logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)",
                     site, version, cleaner.n_pages)
         return 0.0, 0.0, SHARED
+
+    def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
+        """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this
+        process's model of ``site``, in its worker process too."""
+        self.put(site, cleaner)
+        if self._pool is not None:  # the site's worker cleans with the same model
+            self._remote_pages[site] = cleaner.n_pages
+            self._call(site, "put", (data,), lambda: None, retry=False).addErrback(
+                lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s",
+                                         site, f.value))
+
+    # -- refinement
+    def refine(self, site: str, page: PageRecord):
+        """Learn a later page of ``site``: into the fleet's model when it can merge (see
+        :mod:`sst_cleaner._fleet_refine`), else into this process's copy."""
+        if self._refiner.wants(site):
+            from twisted.internet.defer import succeed
+
+            self._refiner.add(site, page.fields)
+            return succeed(None)
+        return super().refine(site, page)
 
     async def _reject(self, site: str, version: str, exc: BaseException) -> None:
         """Count and log a bad shared model, and delete it (unless it changed since it

@@ -44,6 +44,7 @@ REDIS_DEFAULTS: dict[str, Any] = {
     "SST_REDIS_TIMEOUT": 2.0,
     "SST_REDIS_WAIT": 300.0,
     "SST_REDIS_MAX_MODEL_BYTES": MAX_MODEL_BYTES,
+    "SST_REDIS_MERGE_PAGES": 10,
 }
 
 #: a sample page's url and encoding are short; anything longer is not a page we sent
@@ -65,6 +66,7 @@ class RedisConfig:
     timeout: float = 2.0
     wait: float = 300.0
     max_model_bytes: int = MAX_MODEL_BYTES
+    merge_pages: int = 10
 
 
 def store_url(settings: Any) -> Optional[str]:
@@ -116,6 +118,7 @@ def load_redis_config(settings: Any) -> Optional[RedisConfig]:
         timeout=number("SST_REDIS_TIMEOUT", float, 0.05),
         wait=number("SST_REDIS_WAIT", float, 0.0),
         max_model_bytes=number("SST_REDIS_MAX_MODEL_BYTES", int, 1),
+        merge_pages=number("SST_REDIS_MERGE_PAGES", int, 0),
     )
 
 
@@ -232,6 +235,18 @@ redis.call('DEL', KEYS[1], KEYS[3], KEYS[4], KEYS[5])
 return v
 """
 
+# KEYS: model. ARGV: the version the new model was merged into, json, pages, builder,
+# model ttl ms. -> the new version, or 0 when another worker replaced it meanwhile
+_REPLACE = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then
+  return 0
+end
+local v = (tonumber(ARGV[1]) or 0) + 1
+redis.call('HSET', KEYS[1], 'json', ARGV[2], 'pages', ARGV[3], 'builder', ARGV[4], 'version', v)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return v
+"""
+
 # KEYS: lock. ARGV: token.
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -271,6 +286,7 @@ class RedisFleet:
         self._publish = self.client.register_script(_PUBLISH)
         self._release = self.client.register_script(_RELEASE)
         self._drop = self.client.register_script(_DROP_MODEL)
+        self._replace = self.client.register_script(_REPLACE)
 
     # -- keys
     def key(self, site: str, what: str) -> str:
@@ -361,6 +377,12 @@ class RedisFleet:
                 self.key(site, "urls"), self.key(site, "bytes"), self.total_key]
         return int(self._publish(keys=keys, args=[token, model_json, pages, builder,
                                                   self._ms(self.config.model_ttl)]))
+
+    def replace_model(self, site: str, version: str, model_json: bytes, pages: int, builder: str) -> int:
+        """Compare-and-set: store a model merged into ``version`` of the site's model; the
+        new version, or 0 when the model is no longer ``version`` (read it and merge again)."""
+        return int(self._replace(keys=[self.key(site, "model")],
+                                 args=[version, model_json, pages, builder, self._ms(self.config.model_ttl)]))
 
     def drop_model(self, site: str, version: str) -> bool:
         """Delete a rejected model value, unless it changed since it was read."""

@@ -74,7 +74,8 @@ def _fleet_worker(workdir: Path, i: int, site_url: str, redis_url: str, workers:
            "-a", f"workers={workers}", "-a", f"stats_out={stats}", "-a", "grace=1", "-a", "quiet=1",
            "-O", str(feed), "-s", f"REDIS_URL={redis_url}", "-s", f"SST_SITE_KEY={SECTIONS}",
            "-s", "SST_SAMPLE_PAGES=5", "-s", "SST_METHOD=default", "-s", "DOWNLOAD_DELAY=0.03",
-           "-s", "SST_WORKERS=thread", "-s", "LOG_LEVEL=INFO"]
+           "-s", "SST_WORKERS=thread", "-s", "LOG_LEVEL=INFO", "-s", "SST_REDIS_MERGE_PAGES=2",
+           "-s", "SST_REDIS_PREFIX=two"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=_env(), cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr[-4000:]
     items = [json.loads(line) for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -85,6 +86,10 @@ def test_two_workers_share_the_queue_and_learn_each_site_once(demo_server, tmp_p
     with RedisServer() as redis_server, ThreadPoolExecutor(2) as pool:
         runs = [f.result() for f in [pool.submit(_fleet_worker, tmp_path, i, demo_server.url,
                                                  redis_server.url, 2) for i in range(2)]]
+        fleet = _fleet(redis_server.url, "two")
+        shared_pages = {s: int(fleet.client.hget(fleet.key(s, "model"), "pages"))
+                        for s in ("articles-0", "articles-1", "articles-2")}
+        fleet.close()
     site = demo_server.site
     articles = sorted(demo_server.url.rstrip("/") + p for p in site.paths if p.startswith("/article/"))
     urls = [item["url"] for run in runs for item in run["items"]]
@@ -106,6 +111,13 @@ def test_two_workers_share_the_queue_and_learn_each_site_once(demo_server, tmp_p
     for run in runs:
         assert sst_stat(run, "redis/down") == 0 and sst_stat(run, "errors") == 0
         assert "Spider closed (finished)" in run["log"]
+    # later pages were merged into the fleet's models, each page once: a model's pages
+    # are its fit's plus the pages merged into it
+    fitted = {m[0]: int(m[1]) for run in runs
+              for m in re.findall(r"published the model of site (\S+) for the fleet \(version 1, (\d+) pages", run["log"])}
+    merged = sum(sst_stat(run, "redis/pages_merged") for run in runs)
+    assert merged >= 2 and sum(sst_stat(run, "redis/merges") for run in runs) >= 1
+    assert sum(shared_pages.values()) == sum(fitted.values()) + merged, (shared_pages, fitted, merged)
     # each page was crawled by one worker only (the shared duplicate filter)
     assert sum(run["stats"].get("sst/pages_seen", 0) for run in runs) == \
         len([p for p in site.paths if p == "/" or p.startswith(("/section/", "/article/"))])

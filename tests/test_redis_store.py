@@ -182,3 +182,24 @@ print(sorted(m for m in sys.modules if m == "redis" or m.startswith(("redis.", "
     lines = out.stdout.strip().splitlines()
     assert lines[-2] == "SiteModelStore 1"
     assert lines[-1] == "[]"
+
+
+def test_a_merged_delta_is_the_model_of_all_the_pages_and_writes_are_compare_and_set(fleet):
+    from sst_cleaner._fleet_refine import fit_delta, merge_into
+    from sst_cleaner.demo import DemoSite
+
+    site = DemoSite(seed=3, n_articles=12)
+    pages = [("http://demo" + p, site.page(p).encode("utf-8"), "utf-8") for p in site.article_paths]
+    base = SiteCleaner().fit(pages[:5])
+    fleet.client.hset(fleet.key("s", "model"), mapping={"json": json.dumps(base.to_dict()), "version": 1})
+    raw, version = fleet.read_model("s")
+    merged, data, blob = merge_into(raw, 10**8, fit_delta("default", {}, pages[5:9]), max_pages=200)
+    whole = SiteCleaner().fit(pages[:9])
+    assert merged.n_pages == whole.n_pages == 9
+    for url, body, enc in pages[9:]:
+        assert merged.clean(body, url=url).text == whole.clean(body, url=url).text
+    assert merge_into(raw, 10**8, fit_delta("default", {}, pages[5:6]), max_pages=5) is None  # full
+    # two workers merged into version 1: the first write wins, the second must merge again
+    assert fleet.replace_model("s", version, blob, merged.n_pages, "w1") == 2
+    assert fleet.replace_model("s", version, blob, merged.n_pages, "w2") == 0
+    assert fleet.client.hget(fleet.key("s", "model"), "builder") == b"w1"
