@@ -35,6 +35,10 @@ logger = logging.getLogger(__name__)
 
 #: compare-and-set attempts per batch before it is dropped from the fleet's model
 MAX_TRIES = 4
+#: pages queued per site while its merge runs (in batches), and page bytes queued for all
+#: sites together: past either, a page is not learnt (sst/redis/refine_skipped)
+MAX_QUEUED_BATCHES = 4
+MAX_QUEUED_BYTES = 16 * 1024 * 1024
 
 
 def fit_delta(method: str, params: dict, pages: list) -> dict:
@@ -68,6 +72,7 @@ class FleetRefiner:
         self.enabled = self.batch > 0 and learns_in_shards(store.config.method)
         self._sites: set[str] = set()  # sites whose model is the fleet's
         self._pending: dict[str, list] = {}  # site -> page fields waiting for a merge
+        self._queued_bytes = 0
         self._merging: set[str] = set()
         self._full: set[str] = set()
 
@@ -82,17 +87,20 @@ class FleetRefiner:
     def add(self, site: str, fields: tuple) -> None:
         """Queue a page for the fleet's model; a batch is merged when complete."""
         pending = self._pending.setdefault(site, [])
-        if len(pending) >= self.batch:  # a merge is running and the next batch is full
-            self.store.inc("redis/refine_skipped")
+        size = len(fields[1])
+        if len(pending) >= MAX_QUEUED_BATCHES * self.batch or self._queued_bytes + size > MAX_QUEUED_BYTES:
+            self.store.inc("redis/refine_skipped")  # merges fall behind the crawl
             return
         pending.append(fields)
+        self._queued_bytes += size
         if len(pending) >= self.batch and site not in self._merging:
             self._start(site)
 
     def _start(self, site: str) -> None:
         from twisted.internet.defer import Deferred
 
-        pages, self._pending[site] = self._pending[site], []
+        pages, self._pending[site] = self._pending[site], []  # every queued page: one merge
+        self._queued_bytes -= sum(len(p[1]) for p in pages)
         self._merging.add(site)
 
         def failed(failure: Any) -> None:
