@@ -151,8 +151,11 @@ class SharedSiteModelStore(SiteModelStore):
     # -- the shared sample
     def sample_added(self, site: str, page: PageRecord) -> None:
         """A new sample page of a held site: share it with the fleet."""
-        if self._down or site in self._notified:
+        if self._down:
             return
+        # a held site that is not being built: it needs telling again (its earlier hold
+        # may have been evicted by a cap after a notification)
+        self._notified.discard(site)
         if self._push_backlog + page.size > MAX_PUSH_BACKLOG:
             self.inc("redis/pages_not_shared")
             return
