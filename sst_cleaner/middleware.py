@@ -495,6 +495,8 @@ class SSTSpiderMiddleware:
             self._fit_ended(hold)
             return
         seconds, share = built
+        if self._shared:  # fitted on the fleet's sample, not only this process's pages
+            n_pages = self.store.model_pages(hold.site) or n_pages
         self.store.inc("models_built")
         self.store.inc("build_seconds", round(seconds, 6))
         logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
