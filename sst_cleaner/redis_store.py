@@ -131,7 +131,7 @@ def site_hash(site_key: str) -> str:
 def encode_page(url: str, body: bytes, encoding: Optional[str]) -> bytes:
     """One sample page as stored: zlib(header JSON + newline + body). Compressed because
     the sample of every site in the fleet sits in Redis's memory until its model exists
-    (HTML shrinks ~5x)."""
+    (HTML compresses well)."""
     header = json.dumps({"u": url, "e": encoding}, ensure_ascii=True).encode("ascii")
     return zlib.compress(header + b"\n" + body, 1)
 
