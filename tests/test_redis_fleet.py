@@ -74,8 +74,8 @@ def _fleet_worker(workdir: Path, i: int, site_url: str, redis_url: str, workers:
            "-a", f"workers={workers}", "-a", f"stats_out={stats}", "-a", "grace=1", "-a", "quiet=1",
            "-O", str(feed), "-s", f"REDIS_URL={redis_url}", "-s", f"SST_SITE_KEY={SECTIONS}",
            "-s", "SST_SAMPLE_PAGES=5", "-s", "SST_METHOD=default", "-s", "DOWNLOAD_DELAY=0.03",
-           "-s", "SST_WORKERS=thread", "-s", "LOG_LEVEL=INFO", "-s", "SST_REDIS_MERGE_PAGES=2",
-           "-s", "SST_REDIS_PREFIX=two"]
+           "-s", "SST_WORKERS=process", "-s", "SST_PROCESSES=1", "-s", "LOG_LEVEL=INFO",
+           "-s", "SST_REDIS_MERGE_PAGES=2", "-s", "SST_REDIS_PREFIX=two"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=_env(), cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr[-4000:]
     items = [json.loads(line) for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
