@@ -58,11 +58,14 @@ SHARED = "shared"  # third element of a build result: the model came from the fl
 NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
 
 
-def _model_json(model: SiteCleaner) -> bytes:
+def _model_json(model: SiteCleaner, lock: Any) -> bytes:
+    """The model as published. Under the site's lock: in thread mode a refinement may be
+    changing the model in another thread."""
     import json
 
-    return json.dumps(model.to_dict(), ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode("utf-8")
+    with lock:
+        data = model.to_dict()
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def _redacted(url: str) -> str:
@@ -329,7 +332,11 @@ class SharedSiteModelStore(SiteModelStore):
         if model is None or self._down:
             return False
         try:
-            raw = await self.run(_model_json, model)
+            raw = await self.run(_model_json, model, self.lock(site))
+        except Exception:  # the model is built and used here all the same
+            logger.exception("sst: could not serialise the model of site %s for the fleet", site)
+            return False
+        try:
             version = await self._redis(self.fleet.publish, site, token, raw, model.n_pages, self.worker_id)
         except Exception as exc:
             self._failed(exc)
