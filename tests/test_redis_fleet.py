@@ -211,3 +211,26 @@ def test_hostile_model_values_are_rejected_and_the_models_rebuilt(demo_server, r
         assert version == "1"  # a new model, not the hostile one (41)
         assert SiteCleaner.from_dict(parse_model_json(raw, 10**7)).method == "cetd"
     assert all(r["text"] and r["status"] in ("cleaned", "fallback") for r in result["received"])
+
+
+def test_scrapy_redis_without_a_model_store_hands_held_items_over_directly(demo_server, tmp_path):
+    """scrapy-redis's scheduler alone: the items held at idle cannot leave through a
+    flush request (it would go to the shared queue), so they go to the pipelines directly."""
+    with RedisServer() as redis_server:
+        feed, stats = tmp_path / "items.jsonl", tmp_path / "stats.json"
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", f"url={demo_server.url}",
+               "-a", f"stats_out={stats}", "-a", "grace=0", "-O", str(feed),
+               "-s", f"REDIS_URL={redis_server.url}", "-s", "SST_MODEL_STORE=",
+               "-s", "SST_SAMPLE_PAGES=1000", "-s", "SST_WORKERS=thread", "-s", "LOG_LEVEL=INFO"]
+        # before the direct hand-over this crawl never ended: the flush request could not
+        # be queued, and the spider was kept open waiting for it
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env(), cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    urls = [json.loads(line)["url"] for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
+    articles = [p for p in demo_server.site.paths if p.startswith("/article/")]
+    assert sorted(urls) == sorted(demo_server.url.rstrip("/") + p for p in articles)
+    crawl_stats = json.loads(stats.read_text())
+    assert crawl_stats.get("sst/items_held") == len(articles)  # every item waited for idle
+    assert "held items sent to the item pipelines directly" in proc.stderr
+    assert "sst_cleaner._fleet" not in proc.stderr and " ERROR: " not in proc.stderr
+    assert crawl_stats.get("sst/flushes", 0) == 0
