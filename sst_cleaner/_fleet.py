@@ -48,9 +48,15 @@ logger = logging.getLogger(__name__)
 #: page bytes waiting to be pushed to Redis, all sites together: past it a page is not
 #: shared (the local sample still has it), so a slow Redis cannot pile up memory here
 MAX_PUSH_BACKLOG = 8 * 1024 * 1024
-#: how often sites waiting for the fleet are checked (one pipelined round trip for all)
+#: how often sites waiting for the fleet are checked (one pipelined round trip for all
+#: the sites due): each site first after POLL_SECONDS, then backing off to POLL_MAX_SECONDS,
+#: so a crawl with many small sites does not poll Redis for each of them four times a second
 POLL_SECONDS = 0.25
+POLL_MAX_SECONDS = 4.0
 POLL_SITES = 500
+#: sites watched at most (the oldest are let go: they still get their model when their
+#: own sample is complete, at their hold timeout or at the end of the crawl)
+MAX_WATCHED = 10_000
 #: a site whose shared model is rejected this many times in one build is built locally
 MAX_REJECTIONS = 2
 
@@ -94,7 +100,8 @@ class SharedSiteModelStore(SiteModelStore):
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
         self._down = False
         self._listener: Optional[Callable[[str], None]] = None
-        self._watch: dict[str, None] = {}  # sites waiting for the fleet (insertion order)
+        # sites waiting for the fleet -> [when to check next, interval]; insertion order
+        self._watch: dict[str, list] = {}
         self._notified: set[str] = set()
         self._push_backlog = 0
         self._polling = False
@@ -171,7 +178,7 @@ class SharedSiteModelStore(SiteModelStore):
             if status in ("added", "filled"):
                 self.inc("redis/pages_shared")
             if status in ("added", "dup"):
-                self._watch.setdefault(site, None)
+                self._watch_site(site)
             elif status in ("filled", "full", "model") or n > 0:  # complete, or no room left
                 self._ready(site)
             else:  # over the per-site cap on its own: this page is not shared
@@ -182,6 +189,12 @@ class SharedSiteModelStore(SiteModelStore):
             return result
 
         d.addBoth(done).addCallbacks(pushed, self._failed)
+
+    def _watch_site(self, site: str) -> None:
+        if site not in self._watch:
+            if len(self._watch) >= MAX_WATCHED:
+                self._watch.pop(next(iter(self._watch)))
+            self._watch[site] = [time.monotonic() + POLL_SECONDS, POLL_SECONDS]
 
     def _ready(self, site: str) -> None:
         self._watch.pop(site, None)
@@ -194,10 +207,16 @@ class SharedSiteModelStore(SiteModelStore):
         """Check the sites waiting for the fleet (one round trip for all of them)."""
         if self._down or self._polling or not self._watch:
             return
-        sites = [s for s in list(self._watch)[:POLL_SITES] if s not in self._models]
-        for site in list(self._watch)[:POLL_SITES]:
-            if site in self._models:
-                self._watch.pop(site, None)
+        now, sites = time.monotonic(), []
+        for site, due in list(self._watch.items()):
+            if site in self._models:  # built or loaded meanwhile
+                del self._watch[site]
+            elif due[0] <= now:
+                sites.append(site)
+                due[1] = min(due[1] * 2, POLL_MAX_SECONDS)
+                due[0] = now + due[1]
+                if len(sites) >= POLL_SITES:
+                    break
         if not sites:
             return
         self._polling = True
