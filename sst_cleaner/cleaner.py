@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Union
 
 from .dom import HtmlInput, PreparedPage, parse_html
+from .formats import rewrite_text
 from .gcpause import gc_paused
 from .limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget, whole_page_result
 from .parallel_fit import check_n_jobs, input_size, map_shards, plan_shards
@@ -281,9 +282,14 @@ class SiteCleaner:
         else:
             ok, result = run_with_budget(self._impl.clean, remaining, page)
         if not ok or result is None:
-            return whole_page_result(page, self.method)
-        if getattr(page, "truncated", False) and result.status == "ok":
-            result.status = "truncated"
+            result = whole_page_result(page, self.method)
+        else:
+            if getattr(page, "truncated", False) and result.status == "ok":
+                result.status = "truncated"
+            result.text = rewrite_text(result.text, result.blocks, page)
+        result.page = page
+        if not isinstance(html, PreparedPage):
+            result.source = html
         return result
 
     # -- persistence ----------------------------------------------------------------
