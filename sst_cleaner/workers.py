@@ -151,9 +151,15 @@ def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
     """``partial_fit`` of ``model`` with one page: its page count (None: no model)."""
     if model is None:
         return None
+    from .learnt import page_key
+
+    key = page_key((url, body, encoding))  # from the raw page: parsing drops the canonical link
+    if key in model.learnt:  # learnt already (a re-crawl): not parsed for nothing
+        with lock:
+            return model.partial_fit(None, key=key).n_pages
     prepared = _parse(url, body, encoding, model.limits)
     with lock:
-        model.partial_fit(prepared)
+        model.partial_fit(prepared, key=key)
         return model.n_pages
 
 
