@@ -34,14 +34,17 @@ _SAFE_SCHEMES = ("http", "https", "mailto", "ftp", "")
 
 
 def is_permalink(el: etree._Element) -> bool:
-    """Whether ``el`` is an ``a`` that only points at its own section."""
+    """Whether ``el`` is an ``a`` that only points at its own section. Constant time per
+    anchor (no walk below it): a page can hold tens of thousands of nested anchors."""
     if el.tag != "a":
         return False
     marks = f"{el.get('class') or ''} {el.get('title') or ''} {el.get('aria-label') or ''}"
     if _PERMALINK_WORDS.search(marks):
         return True
-    text = "".join(el.itertext()).strip()
-    return bool(text) and len(text) <= 3 and not _WORD.search(text) and (el.get("href") or "").startswith("#")
+    if len(el) or not (el.get("href") or "").startswith("#"):
+        return False  # a glyph anchor holds its glyph as text, not in child elements
+    text = (el.text or "").strip()
+    return bool(text) and len(text) <= 3 and not _WORD.search(text)
 
 
 def has_permalinks(root: etree._Element) -> bool:
@@ -211,23 +214,34 @@ def text_of(kept: Kept) -> str:
     return plain(block_runs(el)) or kept.line
 
 
-def page_needs_rewrite(page: PreparedPage) -> bool:
-    """Whether any block of the page can read differently from its plain line: the page
-    has a ``pre`` or a permalink (most pages have neither: they are left as they are)."""
-    root = page.root
-    return next(root.iter("pre"), None) is not None or has_permalinks(root)
+def _rewritten_blocks(root: etree._Element) -> set:
+    """Block elements whose text can read differently from their plain line: ``pre``
+    blocks (and blocks inside them) and blocks holding a permalink. Most pages have none,
+    and the rest only a few: only these are written again."""
+    out = set()
+    for pre in root.iter("pre"):
+        out.update(d for d in pre.iter() if d.tag in BLOCK_TAGS)
+    for a in root.iter("a"):
+        if is_permalink(a):
+            node = a.getparent()
+            while node is not None and node.tag not in BLOCK_TAGS:
+                node = node.getparent()
+            if node is not None:
+                out.add(node)
+    return out
 
 
 def rewrite_text(text: str, blocks: list[Block], page: PreparedPage) -> str:
     """``result.text`` with code verbatim and permalinks dropped, or ``text`` unchanged
     when the method did not write its text as the kept blocks' lines (a method of its own
     making may not)."""
-    if not page_needs_rewrite(page):
+    targets = _rewritten_blocks(page.root)
+    if not targets:
         return text
     kept = kept_blocks(blocks, page)
     if "\n".join(k.line for k in kept) != text:
         return text
-    return "\n".join(t for t in (text_of(k) for k in kept) if t)
+    return "\n".join(t for t in (text_of(k) if k.element in targets else k.line for k in kept) if t)
 
 
 # -- structure: what each kept block is -------------------------------------------------------
