@@ -16,7 +16,8 @@ several. A progress line goes to standard error when it is a terminal.
 
 Exit codes: 0 every page was cleaned; 1 some pages could not be read or cleaned (the
 others were written; each failure is on standard error); 2 bad command line, or no page
-found; 3 the model file could not be read or written.
+found; 3 the model file could not be read or written; 130 interrupted (Ctrl-C); 141 the
+output was closed early (``| head``).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from typing import Iterable, Iterator, NamedTuple, Optional
 from . import __version__
 from .cleaner import DEFAULT_METHOD, SiteCleaner, available_methods
 
-EXIT_OK, EXIT_PAGE_ERRORS, EXIT_USAGE, EXIT_MODEL = 0, 1, 2, 3
+EXIT_OK, EXIT_PAGE_ERRORS, EXIT_USAGE, EXIT_MODEL, EXIT_BROKEN_PIPE = 0, 1, 2, 3, 141
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc.gz")
 FORMATS = ("json", "text", "markdown", "html")
@@ -194,6 +195,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 def _run(args) -> int:
