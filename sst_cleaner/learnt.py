@@ -26,16 +26,17 @@ MAX_LEARNT = 10_000
 #: the head of a page, where ``<link rel=canonical>`` belongs, is looked for this far
 HEAD_BYTES = 256 * 1024
 
-_LINK = re.compile(rb"<link\b[^>]{0,2000}>", re.I)
-_REL_CANONICAL = re.compile(rb"""\brel\s*=\s*["']?[^"'>]{0,100}?\bcanonical\b""", re.I)
-_HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]{0,4000})"|'([^']{0,4000})'|([^\s>]{1,4000}))""", re.I)
+_LINK = re.compile(r"<link\b[^>]{0,2000}>", re.I)
+_REL_CANONICAL = re.compile(r"""\brel\s*=\s*["']?[^"'>]{0,100}?\bcanonical\b""", re.I)
+_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"]{0,4000})"|'([^']{0,4000})'|([^\s>]{1,4000}))""", re.I)
 _HEX16 = re.compile(r"[0-9a-f]{16}")
 
 
 def canonical_url(html: bytes, url: Optional[str] = None) -> Optional[str]:
     """The page's ``<link rel="canonical">`` URL (absolute, without fragment), if any."""
-    head = html[:HEAD_BYTES]
-    end = head.lower().find(b"</head")
+    # latin-1 maps each byte to one character: the markup's ASCII is what is searched
+    head = html[:HEAD_BYTES].decode("latin-1")
+    end = head.lower().find("</head")
     if end != -1:
         head = head[:end]
     for tag in _LINK.finditer(head):
@@ -45,7 +46,8 @@ def canonical_url(html: bytes, url: Optional[str] = None) -> Optional[str]:
         m = _HREF.search(text)
         if not m:
             continue
-        href = (m.group(1) or m.group(2) or m.group(3) or b"").decode("utf-8", "replace").strip()
+        raw = m.group(1) or m.group(2) or m.group(3) or ""
+        href = raw.encode("latin-1").decode("utf-8", "replace").strip()
         if not href:
             continue
         try:
