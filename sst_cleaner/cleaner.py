@@ -26,7 +26,9 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Union
 
 from .dom import HtmlInput, PreparedPage, parse_html
+from .formats import rewrite_text
 from .gcpause import gc_paused
+from .learnt import LearntPages, page_key
 from .limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget, whole_page_result
 from .parallel_fit import check_n_jobs, input_size, map_shards, plan_shards
 from .result import CleanResult
@@ -161,6 +163,8 @@ class SiteCleaner:
         limits, params = Limits.split_params(params, limits)
         self.params = dict(params)
         self._impl = _METHODS[method](**params)
+        #: keys of the pages learnt (see :mod:`~sst_cleaner.learnt`), saved with the model
+        self.learnt = LearntPages()
         self._reset_build_state(limits)
 
     def _reset_build_state(self, limits: Limits) -> None:
@@ -173,6 +177,8 @@ class SiteCleaner:
         self.skipped_pages = 0
         #: "ok", "partial" (some pages skipped) or "over_budget" (fit interrupted: unfitted)
         self.fit_status = "ok"
+        #: pages not learnt because the model had learnt them already
+        self.duplicate_pages = 0
 
     # -- learning -------------------------------------------------------------------
     def fit(self, pages: Iterable[PageInput], *, n_jobs: int = 1) -> "SiteCleaner":
@@ -199,13 +205,24 @@ class SiteCleaner:
         the ``if __name__ == "__main__":`` guard). The model is the one a one-process
         fit learns (up to float rounding in its sums); each process gets its share of the site's time budget, and
         ``build_seconds`` adds up the CPU time of all of them.
+
+        A page given twice (the same canonical URL, URL or content, see
+        :mod:`~sst_cleaner.learnt`) is learnt once (the others are counted in
+        ``duplicate_pages``).
         """
         jobs = check_n_jobs(n_jobs)
         with gc_paused():
             return self._fit(pages, jobs)
 
     def _fit(self, pages: Iterable[PageInput], jobs: int) -> "SiteCleaner":
-        inputs = list(pages)  # the caller's objects: pages are parsed as they are learnt
+        inputs, learnt, duplicates = [], LearntPages(), 0
+        for p in pages:  # the caller's objects: pages are parsed as they are learnt
+            key = page_key(p)
+            if key in learnt:
+                duplicates += 1
+            else:
+                learnt.add(key)
+                inputs.append(p)
         args = [(self.method, self.params, self.limits, inputs)]
         # a parsed page cannot cross processes
         if jobs > 1 and learns_in_shards(self.method) and not any(isinstance(p, PreparedPage) for p in inputs):
@@ -226,18 +243,33 @@ class SiteCleaner:
             for o in outcomes[1:]:
                 impl.merge_shard(o.model)
         self._impl = impl
+        self.learnt = learnt if ok else LearntPages()
+        self.duplicate_pages = duplicates
         self.build_seconds = sum(o.seconds for o in outcomes)
         self.skipped_pages = sum(o.skipped for o in outcomes)
         self.fit_status = "over_budget" if not ok else ("partial" if self.skipped_pages else "ok")
         return self
 
-    def partial_fit(self, page: PageInput, url: Optional[str] = None) -> "SiteCleaner":
+    def has_learnt(self, page: PageInput, url: Optional[str] = None) -> bool:
+        """Whether the model has learnt ``page`` already (see :mod:`~sst_cleaner.learnt`)."""
+        return page_key(page, url) in self.learnt
+
+    def partial_fit(self, page: PageInput, url: Optional[str] = None, *, key: Optional[str] = None) -> "SiteCleaner":
         """Add one more page of the site to the model.
+
+        A page the model has learnt already is skipped (counted in ``duplicate_pages``):
+        learning it again would make its own text look like the site's template. ``key``
+        is the page's :func:`~sst_cleaner.learnt.page_key` when the caller has it (a
+        parsed page has lost its ``<link rel=canonical>``).
 
         Once the site has used ``limits.site_time_budget``, pages are no longer learnt
         from (counted in ``skipped_pages``). A ``partial_fit`` is never interrupted
         half-way, so the model stays consistent; the page caps bound its cost.
         """
+        key = key or page_key(page, url)
+        if key in self.learnt:
+            self.duplicate_pages += 1
+            return self
         budget = self.limits.site_time_budget
         if budget and self.build_seconds >= budget:
             self.skipped_pages += 1
@@ -247,6 +279,7 @@ class SiteCleaner:
         start = budget_clock()
         try:
             self._impl.partial_fit(_as_page(page, url, self.limits))
+            self.learnt.add(key)
         finally:
             self.build_seconds += budget_clock() - start
         return self
@@ -281,16 +314,23 @@ class SiteCleaner:
         else:
             ok, result = run_with_budget(self._impl.clean, remaining, page)
         if not ok or result is None:
-            return whole_page_result(page, self.method)
-        if getattr(page, "truncated", False) and result.status == "ok":
-            result.status = "truncated"
+            result = whole_page_result(page, self.method)
+        else:
+            if getattr(page, "truncated", False) and result.status == "ok":
+                result.status = "truncated"
+            result.text = rewrite_text(result.text, result.blocks, page)
+        result.page = page
+        if not isinstance(html, PreparedPage):
+            result.source = html
         return result
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
         from .model_io import wrap_model
 
-        return wrap_model(self.method, self.params, self._impl.to_dict())
+        data = wrap_model(self.method, self.params, self._impl.to_dict())
+        data["learnt_pages"] = self.learnt.to_list()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict, limits: Optional[Limits] = None) -> "SiteCleaner":
@@ -307,6 +347,10 @@ class SiteCleaner:
         obj.method = method
         obj.params = params
         obj._reset_build_state(limits if limits is not None else Limits())
+        try:
+            obj.learnt = LearntPages.from_list(data.get("learnt_pages"))
+        except ValueError as exc:
+            raise ModelFormatError(f"invalid model file: {exc}") from exc
         try:
             obj._impl = _METHODS[method].from_dict(state, **params)
             obj._impl.clean(parse_html(_PROBE_PAGE))

@@ -192,7 +192,8 @@ class PreparedPage:
     the document title, ``url`` where the page came from (may be None).
     """
 
-    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements", "_paths", "_steps")
+    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements", "_paths", "_steps",
+                 "_by_path")
 
     def __init__(self, root: etree._Element, title: str, url: Optional[str],
                  truncated: bool = False, dropped_elements: int = 0):
@@ -206,6 +207,7 @@ class PreparedPage:
         self.dropped_elements = dropped_elements
         self._paths: dict = {}
         self._steps: dict = {}
+        self._by_path: Optional[dict] = None
 
     def xpath_of(self, el: etree._Element) -> str:
         """The element's path, exactly as ``tree.getpath(el)`` writes it.
@@ -228,6 +230,23 @@ class PreparedPage:
             prefix = prefix + "/" + self._step(node)
             paths[node] = prefix
         return prefix
+
+    def element_at(self, path: str) -> Optional[etree._Element]:
+        """The element :meth:`xpath_of` named ``path`` (None if there is none).
+
+        Looked up among the paths already computed (a method names every block it
+        labels), else with XPath; a tag name XPath cannot read (``fb:like``) gives None.
+        """
+        if self._by_path is None or len(self._by_path) != len(self._paths):
+            self._by_path = {p: el for el, p in self._paths.items()}
+        el = self._by_path.get(path)
+        if el is not None:
+            return el
+        try:
+            found = self.tree.xpath(path)
+        except etree.XPathError:
+            return None
+        return found[0] if found and isinstance(found[0], etree._Element) else None
 
     def _step(self, el: etree._Element) -> str:
         parent = el.getparent()

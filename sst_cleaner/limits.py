@@ -66,8 +66,10 @@ class Limits:
         input). A longer page is cut at the last ``<`` before the limit, so no tag is
         split, and then cleaned; the page is flagged ``truncated``. The largest page of
         the evaluation corpora is 0.63 MB.
-    ``max_tags`` (25,000): ``<`` characters considered before parsing (the corpora's
-        largest page has 13,401). A page with more is cut (at a tag boundary, at the
+    ``max_tags`` (100,000): ``<`` characters considered before parsing (start and end
+        tags: a real page has about two per element, so this lets 40,000-element pages
+        through; the dev corpora's largest page has 13,401, real reference manuals
+        reach 33,000). A page with more is cut (at a tag boundary, at the
         proportional position) before parsing, so a flood of tiny elements cannot make
         the C parser build millions of nodes; flagged ``truncated``. Parsing cost is
         bounded by this, not by bytes.
@@ -75,10 +77,11 @@ class Limits:
         dozen at most). Later ones are dropped before parsing, because libxml2 compares
         each attribute name with all earlier ones of the tag (quadratic: 100,000
         attributes cost 55 s). Not flagged: no text is lost.
-    ``max_elements`` (8,000): elements kept after parsing (counted after invisible
-        elements are dropped; the corpora's largest page has 6,000; a method spends 20-40
-        us per element, so 8,000 keep a page's whole round - a clean with the site
-        model, one without, a fit and a clean - under 2 s of CPU). Elements past the
+    ``max_elements`` (40,000): elements kept after parsing (counted after invisible
+        elements are dropped; the dev corpora's largest page has 6,000, long reference
+        pages such as Python's ``library/os.html`` 16,000-20,000; a method spends 20-40 us
+        per element, so a 40,000-element page cleans within ``page_time_budget``,
+        ``benchmarks/big_page.py``). Elements past the
         cap in document order are dropped, counted in ``PreparedPage.dropped_elements``;
         flagged ``truncated``.
     ``max_depth`` (256): nesting depth kept (``html`` is depth 1). Deeper elements are
@@ -87,7 +90,7 @@ class Limits:
         spot; ``parse_html`` then re-parses with libxml2's 2048 limit so the rest of the
         page survives. Content after a nesting deeper than 2048 is lost (flagged
         ``truncated``).
-    ``page_time_budget`` (1.0 s): CPU time (see :data:`CPU_BUDGETS`) for ``SiteCleaner.clean`` on one page,
+    ``page_time_budget`` (1.5 s): CPU time (see :data:`CPU_BUDGETS`) for ``SiteCleaner.clean`` on one page,
         parsing included. Past it, the method is interrupted and the page is *returned
         whole*: all its visible text as one informative block, ``CleanResult.status ==
         "over_budget"``. Whole rather than a cheaper extraction, because the budget is
@@ -107,11 +110,11 @@ class Limits:
     """
 
     max_page_bytes: int = 5_000_000
-    max_tags: int = 25_000
+    max_tags: int = 100_000
     max_attributes: int = 1_000
-    max_elements: int = 8_000
+    max_elements: int = 40_000
     max_depth: int = LIBXML2_MAX_DEPTH
-    page_time_budget: Optional[float] = 1.0
+    page_time_budget: Optional[float] = 1.5
     site_time_budget: Optional[float] = 120.0
 
     def __post_init__(self) -> None:

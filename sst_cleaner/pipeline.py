@@ -26,7 +26,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
-from .settings import load_config
+from .settings import load_config, outputs_of
 from .site_models import PageRecord
 from .workers import CleanFields
 
@@ -93,7 +93,10 @@ class SSTPipeline:
         self._non_html = NON_HTML
         self._class_ok: dict[type, Optional[str]] = {}
         self._status_ok: dict[type, bool] = {}
-        self._out_fields = [f for f in (config.text_field, config.sentences_field, config.blocks_field) if f]
+        self._out_fields = [f for f in (config.text_field, config.sentences_field, config.blocks_field,
+                                        config.markdown_field, config.html_field, config.metadata_field) if f]
+        self._outputs = outputs_of(config)
+        self._truncated_sites: set = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SSTPipeline":
@@ -115,7 +118,8 @@ class SSTPipeline:
             if missing:
                 message = (f"sst-cleaner: item class {cls.__module__}.{cls.__qualname__} has no field "
                            f"{', '.join(repr(m) for m in missing)} (set by SST_TEXT_FIELD / "
-                           f"SST_SENTENCES_FIELD / SST_BLOCKS_FIELD). Declare it, e.g. "
+                           f"SST_SENTENCES_FIELD / SST_BLOCKS_FIELD / SST_MARKDOWN_FIELD / "
+                           f"SST_HTML_FIELD / SST_METADATA_FIELD). Declare it, e.g. "
                            f"`{missing[0]} = scrapy.Field()` or a dataclass field with a default, "
                            f"or point the setting at an existing field. Items of this class are "
                            f"passed on uncleaned.")
@@ -186,7 +190,11 @@ class SSTPipeline:
         except Exception:  # reported by _clean, once per page
             return self._flag(item, STATUS_ERROR)
         try:
-            adapter[cfg.text_field] = result.text
+            adapter[cfg.text_field] = {"markdown": result.markdown, "html": result.html}.get(cfg.format, result.text)
+            for name, value in ((cfg.markdown_field, result.markdown), (cfg.html_field, result.html),
+                                (cfg.metadata_field, result.metadata)):
+                if name:
+                    adapter[name] = value
             if cfg.sentences_field:
                 adapter[cfg.sentences_field] = list(result.sentences)
             if cfg.blocks_field:
@@ -221,7 +229,8 @@ class SSTPipeline:
         page.clean_result = waiters
         try:
             result = await maybe_deferred_to_future(
-                self.store.clean(page, sentences=bool(cfg.sentences_field), blocks=bool(cfg.blocks_field)))
+                self.store.clean(page, sentences=bool(cfg.sentences_field), blocks=bool(cfg.blocks_field),
+                                 outputs=self._outputs))
         except Exception as exc:
             page.clean_result = exc
             which = "site" if page.site and self.store.has_model(page.site) else "fallback"
@@ -235,11 +244,30 @@ class SSTPipeline:
             self.store.inc("fallback_cleans")
         if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_SITE_EMPTY):
             status = result.status
+        if status == STATUS_TRUNCATED:
+            self._log_truncated(page)
         outcome = (result, status)
         page.clean_result = outcome
         for waiter in waiters:
             waiter.callback(outcome)
         return outcome
+
+    def _log_truncated(self, page: PageRecord) -> None:
+        """One warning per site the first time one of its pages is cut by a size cap:
+        its items lose the text past the cut, and the user can raise the caps."""
+        self.store.inc("pages_truncated")
+        if page.site in self._truncated_sites:
+            return
+        self._truncated_sites.add(page.site)
+        from .limits import Limits
+
+        caps, _ = Limits.split_params(self.config.params)
+        logger.warning("sst: page %s (site %s) was cut by a size cap before cleaning: its items "
+                       "are flagged 'truncated' and miss the text past the cut. The caps are "
+                       "max_page_bytes %d, max_tags %d, max_elements %d, max_depth %d in this crawl "
+                       "(raise them in SST_PARAMS, e.g. {\"max_elements\": 80000}). Logged once per "
+                       "site; sst/pages_truncated counts them all.", page.url, page.site,
+                       caps.max_page_bytes, caps.max_tags, caps.max_elements, caps.max_depth)
 
 
 def _as_url(value: Any) -> Optional[str]:

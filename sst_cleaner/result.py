@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 #: block labels
 INFORMATIVE = "informative"
@@ -47,6 +47,11 @@ class CleanResult:
     returned whole (see :class:`sst_cleaner.limits.Limits`); ``"site_empty"`` if the
     site's model kept (almost) nothing of the page and the text is the page-level
     fallback's (the default method).
+
+    ``markdown``, ``html`` (see :mod:`sst_cleaner.formats`) and ``metadata`` (see
+    :mod:`sst_cleaner.metadata`) are made when first read, from the parsed page the
+    result keeps (a result from ``SiteCleaner.clean``; one made otherwise has none, and
+    they are empty). A pickled result leaves the parsed page behind.
     """
 
     text: str
@@ -56,6 +61,54 @@ class CleanResult:
     title: str = ""
     link_blocks: list[dict] = field(default_factory=list)
     status: str = "ok"
+    #: the parsed page and the page as given, for the formats and metadata made on demand
+    page: Any = field(default=None, repr=False, compare=False)
+    source: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["page"] = None  # lxml trees do not pickle
+        return state
+
+    def as_markdown(self, links: bool = False) -> str:
+        """The kept blocks as Markdown; ``links`` writes links as ``[text](url)``."""
+        from .formats import to_markdown
+
+        return to_markdown(self.blocks, self.page, links) if self.page is not None else self.text
+
+    def as_html(self, links: bool = False) -> str:
+        """The kept blocks as a minimal, safe HTML fragment (see
+        :func:`sst_cleaner.formats.to_html`); ``links`` keeps web links."""
+        from .formats import to_html
+
+        if self.page is None:
+            from html import escape
+
+            return "\n".join(f"<p>{escape(line)}</p>" for line in self.text.split("\n") if line)
+        return to_html(self.blocks, self.page, links)
+
+    @property
+    def markdown(self) -> str:
+        return self.as_markdown()
+
+    @property
+    def html(self) -> str:
+        return self.as_html()
+
+    @property
+    def metadata(self) -> dict:
+        """Title, authors, dates, language, canonical URL, site name and description
+        of the page, from its markup (see :func:`sst_cleaner.metadata.extract_metadata`)."""
+        cached = self.__dict__.get("_metadata")
+        if cached is None:
+            from .metadata import extract_metadata
+
+            url = getattr(self.page, "url", None)
+            cached = extract_metadata(self.source, url=url) if self.source is not None else {}
+            if not cached.get("title") and self.title:
+                cached["title"] = self.title
+            self.__dict__["_metadata"] = cached
+        return cached
 
     @property
     def template_share(self) -> float:

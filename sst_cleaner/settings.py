@@ -22,6 +22,11 @@ DEFAULTS: dict[str, Any] = {
     "SST_SITE_KEY": "host",
     "SST_MODEL_DIR": None,
     "SST_TEXT_FIELD": "text",
+    "SST_FORMAT": "text",
+    "SST_FORMAT_LINKS": False,
+    "SST_MARKDOWN_FIELD": None,
+    "SST_HTML_FIELD": None,
+    "SST_METADATA_FIELD": None,
     "SST_SENTENCES_FIELD": None,
     "SST_BLOCKS_FIELD": None,
     "SST_SOURCE_FIELD": None,
@@ -35,6 +40,10 @@ DEFAULTS: dict[str, Any] = {
 from .redis_store import REDIS_DEFAULTS as _REDIS_DEFAULTS  # noqa: E402  (no redis import)
 
 DEFAULTS.update(_REDIS_DEFAULTS)
+
+
+#: the values of SST_FORMAT
+FORMATS = ("text", "markdown", "html")
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,12 @@ class SSTConfig:
     site_key: Union[str, Callable[[str], str]] = "host"
     model_dir: Optional[str] = None
     text_field: str = "text"
+    #: what SST_TEXT_FIELD gets: "text", "markdown" or "html" (see sst_cleaner.formats)
+    format: str = "text"
+    format_links: bool = False
+    markdown_field: Optional[str] = None
+    html_field: Optional[str] = None
+    metadata_field: Optional[str] = None
     sentences_field: Optional[str] = None
     blocks_field: Optional[str] = None
     source_field: Optional[str] = None
@@ -61,6 +76,17 @@ class SSTConfig:
     workers: str = "process"
     processes: int = 1
     worker_init: Optional[str] = None
+
+
+def outputs_of(config: "SSTConfig") -> tuple:
+    """What a page's cleaning must send back beyond the text, for these settings: any of
+    "markdown", "html", "metadata" (and "links" to write links in the first two)."""
+    out = {config.format} - {"text"}
+    out |= {name for name, f in (("markdown", config.markdown_field), ("html", config.html_field),
+                                 ("metadata", config.metadata_field)) if f}
+    if config.format_links and out & {"markdown", "html"}:
+        out.add("links")
+    return tuple(sorted(out))
 
 
 def _opt_str(value: Any) -> Optional[str]:
@@ -116,6 +142,9 @@ def load_config(settings: Any) -> SSTConfig:
     if text_field is None:
         raise ValueError("SST_TEXT_FIELD must name an item field")
     model_dir = get("SST_MODEL_DIR")
+    fmt = str(get("SST_FORMAT")).strip().lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"SST_FORMAT must be one of {', '.join(FORMATS)}, got {get('SST_FORMAT')!r}")
     workers = str(get("SST_WORKERS")).strip().lower()
     if workers in ("processes", "proc"):
         workers = "process"
@@ -146,6 +175,11 @@ def load_config(settings: Any) -> SSTConfig:
         site_key=site_key,
         model_dir=None if model_dir in (None, "") else str(model_dir),
         text_field=text_field,
+        format=fmt,
+        format_links=get_bool("SST_FORMAT_LINKS"),
+        markdown_field=_opt_str(get("SST_MARKDOWN_FIELD")),
+        html_field=_opt_str(get("SST_HTML_FIELD")),
+        metadata_field=_opt_str(get("SST_METADATA_FIELD")),
         sentences_field=_opt_str(get("SST_SENTENCES_FIELD")),
         blocks_field=_opt_str(get("SST_BLOCKS_FIELD")),
         source_field=_opt_str(get("SST_SOURCE_FIELD")),

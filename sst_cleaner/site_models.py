@@ -594,15 +594,16 @@ class SiteModelStore:
         return self._call(site, "refine", page.fields,
                           lambda: refine_site(model, *page.fields, lock=lock)).addCallback(done)
 
-    def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False):
+    def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False, outputs: tuple = ()):
         """Clean ``page`` with its site's model (the page-level fallback if the site has
-        none); a Deferred of :class:`~sst_cleaner.workers.CleanFields`."""
+        none); a Deferred of :class:`~sst_cleaner.workers.CleanFields` (with the
+        ``outputs`` of :func:`~sst_cleaner.settings.outputs_of`)."""
         from .workers import choose_cleaner, clean_page
 
         model = self.get(page.site) if page.site else None
         cleaner, site_model = choose_cleaner(model, self.fallback)
         lock = self.lock(page.site if model is not None else "\0fallback")
-        args = page.fields + (sentences, blocks)
+        args = page.fields + (sentences, blocks, tuple(outputs))
         return self._call(page.site, "clean", args,
                           lambda: clean_page(cleaner, site_model, *args, lock=lock))
 

@@ -41,25 +41,34 @@ class CleanFields(NamedTuple):
     """What the pipeline writes from a page's cleaning (the part of a ``CleanResult`` that
     crosses the process boundary): text, sentences and informative blocks (None when not
     asked for), the result's status, and whether the site's model (False: the page-level
-    fallback) cleaned it."""
+    fallback) cleaned it; the Markdown, HTML and metadata when asked for (see
+    :func:`sst_cleaner.settings.outputs_of`)."""
 
     text: str
     sentences: Optional[list]
     blocks: Optional[list]
     status: str
     site_model: bool
+    markdown: Optional[str] = None
+    html: Optional[str] = None
+    metadata: Optional[dict] = None
 
 
-def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool) -> CleanFields:
+def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool,
+                 outputs: tuple = ()) -> CleanFields:
     """The fields of a ``CleanResult`` the pipeline needs."""
     from .result import INFORMATIVE
 
+    links = "links" in outputs
     return CleanFields(
         result.text,
         list(result.sentences) if sentences else None,
         [b.to_dict() for b in result.blocks if b.label == INFORMATIVE] if blocks else None,
         getattr(result, "status", "ok"),
         site_model,
+        result.as_markdown(links) if "markdown" in outputs else None,
+        result.as_html(links) if "html" in outputs else None,
+        dict(result.metadata) if "metadata" in outputs else None,
     )
 
 
@@ -151,9 +160,15 @@ def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
     """``partial_fit`` of ``model`` with one page: its page count (None: no model)."""
     if model is None:
         return None
+    from .learnt import page_key
+
+    key = page_key((url, body, encoding))  # from the raw page: parsing drops the canonical link
+    if key in model.learnt:  # learnt already (a re-crawl): not parsed for nothing
+        with lock:
+            return model.partial_fit(None, key=key).n_pages
     prepared = _parse(url, body, encoding, model.limits)
     with lock:
-        model.partial_fit(prepared)
+        model.partial_fit(prepared, key=key)
         return model.n_pages
 
 
@@ -167,12 +182,14 @@ def choose_cleaner(model: Any, fallback: Callable[[], Any]) -> tuple:
 
 
 def clean_page(cleaner: Any, site_model: bool, url: str, body: bytes, encoding: Optional[str],
-               sentences: bool, blocks: bool, lock: Any = contextlib.nullcontext()) -> CleanFields:
+               sentences: bool, blocks: bool, outputs: tuple = (),
+               lock: Any = contextlib.nullcontext()) -> CleanFields:
     """Clean one page, parsed within the cleaner's limits: the fields the pipeline writes."""
     prepared = _parse(url, body, encoding, cleaner.limits)
     with lock:
         result = cleaner.clean(prepared)
-    return clean_fields(result, sentences, blocks, site_model)
+    result.source = (url, body, encoding)  # the metadata is read from the raw page
+    return clean_fields(result, sentences, blocks, site_model, outputs)
 
 
 def _fallback():
@@ -193,9 +210,9 @@ def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Opt
 
 
 def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
-              sentences: bool, blocks: bool) -> CleanFields:
+              sentences: bool, blocks: bool, outputs: tuple = ()) -> CleanFields:
     cleaner, site_model = choose_cleaner(_W["models"].get(site) if site else None, _fallback)
-    return clean_page(cleaner, site_model, url, body, encoding, sentences, blocks)
+    return clean_page(cleaner, site_model, url, body, encoding, sentences, blocks, outputs)
 
 
 def _op_put(site: str, data: dict) -> None:

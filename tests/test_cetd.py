@@ -231,8 +231,9 @@ def test_method_through_site_cleaner_and_round_trip(tmp_path):
     assert result.text.splitlines()[0] == "A story"
     assert result.sentences[:2] == ["A story", "The first paragraph of the story is long enough to be the content."]
     assert {b.label for b in result.blocks} == {INFORMATIVE, NOISE}
-    cleaner.fit([ARTICLE, ARTICLE])
-    cleaner.partial_fit(ARTICLE)
+    # three pages (one page given three times would be learnt once)
+    cleaner.fit([("http://s.test/1", ARTICLE), ("http://s.test/2", ARTICLE)])
+    cleaner.partial_fit(ARTICLE, url="http://s.test/3")
     assert cleaner.n_pages == 3
     path = tmp_path / "cetd.json"
     td = SiteCleaner(method="cetd", density="td")

@@ -201,7 +201,9 @@ class RecordPipeline:
         RECEIVED.append({"id": adapter.get("id"), "text": adapter.get("text"),
                          "status": adapter.get("sst_status"),
                          "type": type(item).__name__, "expect": adapter.get("expect"),
-                         "sentences": adapter.get("sentences"), "blocks": adapter.get("blocks")})
+                         "sentences": adapter.get("sentences"), "blocks": adapter.get("blocks"),
+                         "markdown": adapter.get("markdown"), "html": adapter.get("html_out"),
+                         "metadata": adapter.get("metadata")})
         return item
 
 

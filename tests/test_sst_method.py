@@ -107,7 +107,7 @@ def test_save_load_round_trip(tmp_path):
         after = loaded.clean(page)
         assert [(b.text, b.label, b.score) for b in after.blocks] == \
             [(b.text, b.label, b.score) for b in before.blocks]
-        loaded.partial_fit(PAGES[0])  # a loaded model keeps learning
+        loaded.partial_fit(PAGES[0], url="http://s.test/new")  # a loaded model keeps learning (a new page)
         assert loaded.n_pages == 4 and loaded.clean(page).method == "sst"
 
 

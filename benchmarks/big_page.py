@@ -1,0 +1,68 @@
+"""How long a long real-looking page takes: a generated reference page of about 40,000
+elements (sections of headings, paragraphs with inline markup, code blocks, tables and
+definition lists, in a documentation template), fitted with three shorter pages of its
+site and cleaned, under the default limits. Prints elements, tags, the CPU seconds of
+parsing, of the clean and of the page's learning, and the status.
+
+    python benchmarks/big_page.py [--elements 40000]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+
+def reference_page(n_elements: int, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    words = ("file path mode flag buffer stream handle process signal socket descriptor "
+             "environment variable return value error raise argument default option").split()
+
+    def sent(n=10):
+        return " ".join(rng.choice(words) for _ in range(n)).capitalize() + "."
+
+    nav = "".join(f'<li><a href="/lib/m{k}.html">module {k}</a></li>' for k in range(60))
+    parts = []
+    # 24 elements a section, 127 around them (html, body, the navigation, the footer)
+    for i in range(1, (n_elements - 127) // 24 + 1):
+        parts.append(f'<div class="section" id="f{i}"><h3>os.func_{i}(<em>path</em>, <em>mode</em>)'
+                     f'<a class="headerlink" href="#f{i}">¶</a></h3>'
+                     f'<dl><dt><code>path</code></dt><dd><p>{sent()} <code>x_{i}</code> {sent()}</p></dd></dl>'
+                     f'<p>{sent(14)} <a href="#f{i - 1}"><code>func_{i - 1}</code></a> {sent()}</p>'
+                     f'<pre><span class="k">import</span> os\nos.func_{i}(<span class="s">"a"</span>, 0o{i % 8}44)\n</pre>'
+                     f'<table><tr><th>flag</th><th>meaning</th></tr><tr><td>F_{i}</td><td>{sent(6)}</td></tr></table></div>')
+    return (f'<!DOCTYPE html><html><head><title>os - reference</title></head><body>'
+            f'<div class="nav"><ul>{nav}</ul></div><div class="body" role="main"><h1>os</h1>'
+            f'{"".join(parts)}</div><div class="footer">Copyright the authors.</div></body></html>')
+
+
+def main() -> None:
+    from sst_cleaner import SiteCleaner
+    from sst_cleaner.dom import parse_html
+    from sst_cleaner.limits import DEFAULT_LIMITS
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--elements", type=int, default=40_000)
+    args = ap.parse_args()
+    big = reference_page(args.elements)
+    others = [reference_page(400, seed=s) for s in (1, 2, 3)]
+    t = time.process_time()
+    page = parse_html(big)
+    parse_s = time.process_time() - t
+    n = sum(1 for _ in page.root.iter())
+    cleaner = SiteCleaner().fit(others)
+    t = time.process_time()
+    result = cleaner.clean(big)
+    clean_s = time.process_time() - t
+    t = time.process_time()
+    cleaner.partial_fit(big)
+    learn_s = time.process_time() - t
+    print(f"limits: max_tags {DEFAULT_LIMITS.max_tags}, max_elements {DEFAULT_LIMITS.max_elements}, "
+          f"page_time_budget {DEFAULT_LIMITS.page_time_budget}s")
+    print(f"page: {len(big):,} chars, {big.count('<'):,} tags, {n:,} elements kept after parsing")
+    print(f"parse {parse_s:.2f}s CPU, clean {clean_s:.2f}s CPU (status {result.status}), "
+          f"learn (partial_fit) {learn_s:.2f}s CPU")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""result.text keeps code verbatim and drops permalinks; result.markdown and result.html
+write the kept blocks with their structure, and the HTML is safe to show."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from lxml import html as lxml_html
+
+import docsite
+from sst_cleaner import SiteCleaner
+from sst_cleaner.dom import parse_html
+from sst_cleaner.formats import is_permalink
+from sst_cleaner.result import Block, CleanResult
+from sst_cleaner.segment import text_blocks
+
+WORD = re.compile(r"\w+")
+
+
+def all_kept(html: str, url=None) -> CleanResult:
+    """Every text block of the page kept: the tests below are about writing, not choosing."""
+    page = parse_html(html, url=url)
+    blocks = [Block(page.xpath_of(b.element), b.text, "informative") for b in text_blocks(page.root)]
+    return CleanResult(text="\n".join(b.text for b in blocks), sentences=[], blocks=blocks,
+                       method="all", page=page)
+
+
+@pytest.fixture(scope="module")
+def cleaned():
+    pages = docsite.site(8)
+    cleaner = SiteCleaner().fit(pages[:7])
+    url, html = pages[7]
+    return cleaner.clean(html, url=url), docsite.article(7)
+
+
+def test_pre_keeps_lines_and_indentation(cleaned):
+    result, art = cleaned
+    assert art["code"] in result.text  # every line, indentation and the blank line
+    assert "def handler_7(request):\n    if request.ok:\n        return 7\n\n    return None" in result.text
+
+
+def test_permalink_glyphs_are_dropped_everywhere(cleaned):
+    result, art = cleaned
+    assert art["title"] in result.text
+    for out in (result.text, result.markdown, result.html):
+        assert "¶" not in out and "§" not in out
+    assert "Permalink" not in result.html
+
+
+def test_text_tokens_are_the_kept_blocks_tokens(cleaned):
+    """Structure changes no word: the text's tokens are the kept blocks' tokens."""
+    result, _ = cleaned
+    kept = " ".join(" ".join(b.sentences) if b.sentences else b.text
+                    for b in result.blocks if b.label == "informative")
+    assert sorted(WORD.findall(result.text)) == sorted(WORD.findall(kept))
+    # Markdown adds only punctuation, and the "1." of ordered items
+    markdown = re.sub(r"(?m)^\s*1\. ", "", result.markdown)
+    assert sorted(WORD.findall(markdown)) == sorted(WORD.findall(result.text))
+
+
+def test_markdown_structure(cleaned):
+    result, art = cleaned
+    md = result.markdown
+    assert f"# {art['title']}\n" in md
+    assert f"```\n{art['code']}\n```" in md
+    for item in art["items"]:
+        assert f"- {item}" in md.split("\n")
+    for step in art["steps"]:
+        assert f"1. {step}" in md.split("\n")
+    assert "\n\n".join(art["paras"][:1]) in md
+
+
+def test_html_structure(cleaned):
+    result, art = cleaned
+    doc = lxml_html.fromstring(f"<div>{result.html}</div>")
+    assert doc.xpath("string(//h1)") == art["title"]
+    assert doc.xpath("string(//pre/code)") == art["code"]
+    assert [li.text_content() for li in doc.xpath("//ul/li")] == art["items"]
+    assert [li.text_content() for li in doc.xpath("//ol/li")] == art["steps"]
+
+
+def test_markdown_tables_and_nested_lists():
+    page = """<html><body><article><h2>Table</h2><table><tr><th>Name</th><th>Value</th></tr>
+    <tr><td>alpha|beta</td><td>1</td></tr><tr><td>gamma</td><td>2</td></tr></table>
+    <ul><li>outer one</li><li>outer two<ul><li>inner</li></ul></li></ul></article></body></html>"""
+    result = all_kept(page)
+    md = result.markdown
+    assert "| Name | Value |\n| --- | --- |\n| alpha\\|beta | 1 |\n| gamma | 2 |" in md
+    assert "- outer two\n  - inner" in md
+    doc = lxml_html.fromstring(f"<div>{result.html}</div>")
+    assert doc.xpath("string(//ul/li[2]/ul/li)") == "inner"
+    assert [c.text_content() for c in doc.xpath("//tr[1]/th")] == ["Name", "Value"]
+
+
+def test_links_are_optional_and_safe():
+    page = """<html><body><div><p>Read the <a href="/guide">guide to lanterns</a> or
+    <a href="javascript:alert(1)">click here</a> or <a href=" JaVa&#x09;script:alert(2)">this</a>
+    or <a href="data:text/html,x">data</a> before you start the long walk.</p></div></body></html>"""
+    result = all_kept(page, url="http://docs.test/a/b.html")
+    assert "[guide to lanterns](http://docs.test/guide)" in result.as_markdown(links=True)
+    assert "](" not in result.markdown and "<a " not in result.html
+    linked = result.as_html(links=True)
+    assert '<a href="http://docs.test/guide">guide to lanterns</a>' in linked
+    assert linked.count("<a ") == 1 and "javascript" not in linked.lower() and "data:" not in linked
+
+
+HOSTILE = """<html><body><div onclick="steal()"><h1 onmouseover="x()">Safe <img src=x onerror=alert(1)> title</h1>
+<p style="color:red">A paragraph about &lt;script&gt;alert(1)&lt;/script&gt; text that must stay text here.</p>
+<script>alert(2)</script><style>p{}</style><iframe src="http://evil"></iframe>
+<p><a href="javascript:evil()" onclick="y()">a link</a> in the long paragraph of words</p></div></body></html>"""
+
+
+@pytest.mark.parametrize("links", [False, True])
+def test_html_output_has_only_structural_markup(links):
+    out = all_kept(HOSTILE).as_html(links=links)
+    doc = lxml_html.fromstring(f"<div>{out}</div>")
+    allowed = {"div", "h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "li", "pre", "code",
+               "table", "tr", "th", "td", "blockquote", "br", "a"}
+    for el in doc.iter():
+        assert el.tag in allowed, el.tag
+        assert set(el.attrib) <= {"href"}, el.attrib
+    assert "<script" not in out and "alert(2)" not in out and "javascript" not in out.lower()
+    assert "&lt;script&gt;" in out  # the page's text is escaped, not markup
+
+
+def test_permalink_rule_keeps_word_anchors():
+    doc = lxml_html.fromstring('<div><a href="#top">Back to top</a><a href="#s">#</a>'
+                               '<a class="headerlink" href="#h">¶</a><a href="/x">§</a></div>')
+    verdicts = [is_permalink(a) for a in doc.iter("a")]
+    assert verdicts == [False, True, True, False]
+
+
+def test_a_result_without_its_page_still_has_formats():
+    r = CleanResult(text="one <two>\nthree", sentences=[], blocks=[], method="x")
+    assert r.markdown == r.text
+    assert r.html == "<p>one &lt;two&gt;</p>\n<p>three</p>"
