@@ -288,27 +288,35 @@ class SiteCleaner:
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
+        from .model_file import saved_params
         from .model_io import wrap_model
 
-        return wrap_model(self.method, self.params, self._impl.to_dict())
+        return wrap_model(self.method, saved_params(self.params), self._impl.to_dict())
 
     @classmethod
-    def from_dict(cls, data: dict, limits: Optional[Limits] = None) -> "SiteCleaner":
+    def from_dict(cls, data: dict, limits: Optional[Limits] = None,
+                  params: Optional[dict] = None) -> "SiteCleaner":
         """Rebuild a cleaner from :meth:`to_dict` data. The data is untrusted: any
         failure of the method's ``from_dict``, or of a first clean of a tiny page with the
-        loaded state, becomes ``ModelFormatError``."""
+        loaded state, becomes ``ModelFormatError``.
+
+        ``params`` (the keywords a ``SiteCleaner`` of the caller would get, limits
+        included) replace the parameters stored in the model: a crawl's models run with
+        its configuration, whichever run saved them."""
         from .model_io import ModelFormatError, unwrap_model
 
-        method, params, state = unwrap_model(data)
+        method, file_params, state = unwrap_model(data)
         _load_builtin_methods()
         if method not in _METHODS:
             raise ModelFormatError(f"model was made by unknown method {method!r}")
+        if params is not None:
+            limits, file_params = Limits.split_params(params, limits)
         obj = cls.__new__(cls)
         obj.method = method
-        obj.params = params
+        obj.params = file_params
         obj._reset_build_state(limits if limits is not None else Limits())
         try:
-            obj._impl = _METHODS[method].from_dict(state, **params)
+            obj._impl = _METHODS[method].from_dict(state, **file_params)
             obj._impl.clean(parse_html(_PROBE_PAGE))
         except ModelFormatError:
             raise
@@ -323,11 +331,14 @@ class SiteCleaner:
         write_json_atomic(path, self.to_dict())
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None) -> "SiteCleaner":
-        """Read a model written by :meth:`save`; raises ``ModelFormatError`` on anything else."""
+    def load(cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None,
+             params: Optional[dict] = None) -> "SiteCleaner":
+        """Read a model written by :meth:`save`; raises ``ModelFormatError`` on anything else
+        (see :mod:`~sst_cleaner.model_file` for what a model file may hold). ``params``:
+        as in :meth:`from_dict`."""
         from .model_io import read_json_model
 
-        return cls.from_dict(read_json_model(path), limits=limits)
+        return cls.from_dict(read_json_model(path), limits=limits, params=params)
 
     def __repr__(self) -> str:
         return f"SiteCleaner(method={self.method!r}, pages={self.n_pages})"

@@ -110,6 +110,7 @@ class ErrorReporter:
 
     #: stage -> what failed, as the log line says it
     STAGES = {
+        "record": "recording a page (site model look-up, holding)",
         "fit": "building a site model",
         "refine": "refining a site model",
         "clean": "cleaning a page",
@@ -306,15 +307,25 @@ class SSTSpiderMiddleware:
                 yield self._ready.popleft()
             return
 
-        page = self._record_page(response)
+        page: Optional[PageRecord] = None
         hold: Optional[_SiteHold] = None
-        if page is not None and not self._closing:
-            hold = self._holds.get(page.site)
-            if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
-                hold = self._holds[page.site] = _SiteHold(page.site)
-            if hold is not None:
-                self._add_sample_page(hold, page)
-                self._enforce_bounds()
+        try:
+            page = self._record_page(response)
+            if page is not None and not self._closing:
+                loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
+                if loading is not None:
+                    await maybe_deferred_to_future(loading)
+                hold = self._holds.get(page.site)
+                if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
+                    hold = self._holds[page.site] = _SiteHold(page.site)
+                if hold is not None:
+                    self._add_sample_page(hold, page)
+                    self._enforce_bounds()
+        except Exception as exc:
+            # the page's items and requests must go on whatever went wrong here: its
+            # items pass unheld, cleaned by what the site has when they reach the pipeline
+            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
+            hold = None
 
         try:
             async for out in result:

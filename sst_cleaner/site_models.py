@@ -35,7 +35,6 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from .cleaner import SiteCleaner
-from .model_io import ModelFormatError
 from .settings import SSTConfig
 
 logger = logging.getLogger(__name__)
@@ -182,6 +181,7 @@ class SiteModelStore:
         self._locks: dict[str, threading.Lock] = {}
         self._dirty: set[str] = set()
         self._load_tried: set[str] = set()
+        self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
         self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
@@ -251,15 +251,34 @@ class SiteModelStore:
         return str(self._site_key(url))
 
     def get(self, site_key: str) -> Optional[SiteCleaner]:
-        """The site's model, loading it from ``SST_MODEL_DIR`` the first time it is asked."""
-        model = self._models.get(site_key)
-        if model is None and self.config.model_dir and site_key not in self._load_tried:
+        """The site's model, if it has one in memory (built, or loaded by
+        :meth:`ensure_loaded`). Never reads a file: callers on the reactor thread use it."""
+        return self._models.get(site_key)
+
+    def ensure_loaded(self, site_key: str):
+        """The first time a site is seen with ``SST_MODEL_DIR`` set: read its model file in
+        a worker thread (bounded, checked: :mod:`~sst_cleaner.model_file`). Returns a
+        Deferred fired (never failed) once the model is in the store or was found
+        unusable, or None when there is nothing to read. A file that cannot be used (a
+        directory, unreadable, forged, over the size cap...) is logged, counted in
+        ``sst/models_rejected`` and the site builds a new model."""
+        if not self.config.model_dir or site_key in self._models:
+            return None
+        waiting = self._loading.get(site_key)
+        if waiting is None:
+            if site_key in self._load_tried:
+                return None
             self._load_tried.add(site_key)
-            model = self._load(site_key)
-        return model
+            waiting = self._loading[site_key] = []
+            self.run(self._read_model, site_key).addBoth(self._model_read, site_key)
+        from twisted.internet.defer import Deferred
+
+        d: Deferred = Deferred()
+        waiting.append(d)
+        return d
 
     def has_model(self, site_key: str) -> bool:
-        return self.get(site_key) is not None
+        return site_key in self._models
 
     def put(self, site_key: str, cleaner: SiteCleaner) -> None:
         self._models[site_key] = cleaner
@@ -289,28 +308,54 @@ class SiteModelStore:
             return None
         return os.path.join(self.config.model_dir, model_filename(site_key))
 
-    def _load(self, site_key: str) -> Optional[SiteCleaner]:
+    def from_dict(self, data: dict) -> SiteCleaner:
+        """A cleaner from model data, with this crawl's method parameters and limits
+        (``SST_PARAMS``), whatever the model was saved with."""
+        return SiteCleaner.from_dict(data, params=self.config.params)
+
+    def _read_model(self, site_key: str) -> tuple:
+        """In a worker thread: (cleaner or None, model data, path, why it was refused)."""
+        from .model_io import read_json_model
+
         path = self.model_path(site_key)
-        if path is None or not os.path.exists(path):
-            return None
         try:
-            model = SiteCleaner.load(path)
-        except (ModelFormatError, ValueError, TypeError, KeyError) as exc:
-            logger.warning("sst: ignoring unusable model file %s for site %s: %s", path, site_key, exc)
-            self.inc("errors")
-            return None
+            if path is None or not os.path.lexists(path):
+                return None, None, path, None
+            data = read_json_model(path)
+            model = self.from_dict(data)
+        except Exception as exc:  # untrusted file: anything is a refusal, never a crash
+            return None, None, path, exc
         if model.method != self.config.method:
-            logger.info("sst: model file %s was made by method %r, not %r; building a new one",
-                        path, model.method, self.config.method)
-            return None
-        self._models[site_key] = model
-        if self._pool is not None:  # the site's worker loads the same file
-            self._remote_pages[site_key] = model.n_pages
-            self._call(site_key, "load", (path,), lambda: None).addErrback(
-                lambda f: logger.warning("sst: the worker could not load %s: %s", path, f.value))
-        self.inc("models_loaded")
-        logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
-        return model
+            return None, None, path, f"made by method {model.method!r}, not {self.config.method!r}"
+        return model, data, path, None
+
+    def _model_read(self, outcome: Any, site_key: str) -> None:
+        """On the reactor thread: install what :meth:`_read_model` found, wake the waiters."""
+        try:
+            if not isinstance(outcome, tuple):  # a Failure: _read_model cannot fail, kept safe
+                outcome = (None, None, self.model_path(site_key), getattr(outcome, "value", outcome))
+            model, data, path, why = outcome
+            if why is not None:
+                logger.warning("sst: ignoring unusable model file %s for site %s (%s); building a "
+                               "new model", path, site_key, why)
+                self.inc("models_rejected")
+                if isinstance(why, BaseException):
+                    self.inc("errors")
+            elif model is not None and site_key not in self._models:
+                self._models[site_key] = model
+                if self._pool is not None:  # the site's worker gets the checked data, not the path
+                    self._remote_pages[site_key] = model.n_pages
+                    self._call(site_key, "put", (data,), lambda: None).addErrback(
+                        lambda f: logger.warning("sst: the worker could not take the model of %s: %s",
+                                                 site_key, f.value))
+                self.inc("models_loaded")
+                logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
+        except Exception:
+            logger.exception("sst: installing the model of site %s failed", site_key)
+            self.inc("errors")
+        finally:
+            for d in self._loading.pop(site_key, []):
+                d.callback(None)
 
     def save_all(self) -> None:
         if not self.config.model_dir:
@@ -568,7 +613,7 @@ class SiteModelStore:
                 self._remote_pages[site] = cleaner.n_pages
                 return seconds, share
 
-            return self.run(SiteCleaner.from_dict, data).addCallback(keep)
+            return self.run(self.from_dict, data).addCallback(keep)
 
         return d.addCallback(built)
 

@@ -201,13 +201,14 @@ def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
 def _op_put(site: str, data: dict) -> None:
     from .cleaner import SiteCleaner
 
-    _W["models"][site] = SiteCleaner.from_dict(data)
+    # the crawl's parameters and limits (SST_PARAMS), not the ones the model was saved with
+    _W["models"][site] = SiteCleaner.from_dict(data, params=_W["params"])
 
 
 def _op_load(site: str, path: str) -> int:
     from .cleaner import SiteCleaner
 
-    model = _W["models"][site] = SiteCleaner.load(path)
+    model = _W["models"][site] = SiteCleaner.load(path, params=_W["params"])
     return model.n_pages
 
 
