@@ -235,21 +235,38 @@ class SiteCleaner:
         """Add one more page of the site to the model.
 
         Once the site has used ``limits.site_time_budget``, pages are no longer learnt
-        from (counted in ``skipped_pages``). A ``partial_fit`` is never interrupted
-        half-way, so the model stays consistent; the page caps bound its cost.
+        from (counted in ``skipped_pages``). For methods that learn in two steps
+        (``prepare_page`` then ``apply_page``: the default method and ``"sentences"``) the
+        page's preparation, parsing included, runs under ``limits.page_time_budget`` like
+        a page of ``fit`` (a page that overruns it is not learnt) and the update itself is
+        bounded by the caps of :mod:`~sst_cleaner.learn_caps`; the model is never left
+        holding half a page. Other methods' ``partial_fit`` is not interrupted; the page
+        caps bound its cost.
         """
         budget = self.limits.site_time_budget
         if budget and self.build_seconds >= budget:
-            self.skipped_pages += 1
-            if self.fit_status == "ok":
-                self.fit_status = "partial"
+            self._skipped_one()
             return self
         start = budget_clock()
         try:
-            self._impl.partial_fit(_as_page(page, url, self.limits))
+            prepare = getattr(self._impl, "prepare_page", None)
+            if prepare is None:
+                self._impl.partial_fit(_as_page(page, url, self.limits))
+                learnt = True
+            else:
+                ok, update = run_with_budget(lambda: prepare(_as_page(page, url, self.limits)),
+                                             self.limits.page_time_budget)
+                learnt = ok and self._impl.apply_page(update) is not False
         finally:
             self.build_seconds += budget_clock() - start
+        if not learnt:
+            self._skipped_one()
         return self
+
+    def _skipped_one(self) -> None:
+        self.skipped_pages += 1
+        if self.fit_status == "ok":
+            self.fit_status = "partial"
 
     def tune(self, labeled_pages: Iterable[tuple]) -> Any:
         """Tune the method's thresholds on ``(page, gold_text)`` pairs of this site, for

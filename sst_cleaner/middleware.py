@@ -524,7 +524,7 @@ class SSTSpiderMiddleware:
             if isinstance(result, Failure):
                 self.errors.report("refine", result.value, f"site {page.site}, page {page.url}",
                                    "the model stays as it was")
-            else:
+            elif result is not None:  # None: skipped (no model, or the worker's budget spent)
                 self.store.inc("pages_refined")
 
         self.store.refine(page.site, page).addBoth(done)

@@ -181,6 +181,7 @@ class SiteModelStore:
         self._locks: dict[str, threading.Lock] = {}
         self._dirty: set[str] = set()
         self._load_tried: set[str] = set()
+        self._refine_budget: Any = None
         self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
         self._executor: Optional[ThreadPoolExecutor] = None
@@ -626,18 +627,26 @@ class SiteModelStore:
 
     def refine(self, site: str, page: PageRecord):
         """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
-        from .workers import refine_site
+        from .workers import REFINE_SKIPPED, refine_site
 
         model, lock = self.get(site), self.lock(site)
+        if self._refine_budget is None:
+            from .refine_budget import RefineBudget
+
+            self._refine_budget = RefineBudget()  # the thread mode's share
+        budget = self._refine_budget
 
         def done(n_pages: Optional[int]) -> Optional[int]:
+            if n_pages == REFINE_SKIPPED:
+                self.inc("refinements_skipped")
+                return None
             if n_pages is not None and site in self._remote_pages:
                 self._remote_pages[site] = max(self._remote_pages[site], n_pages)
             self.mark_dirty(site)
             return n_pages
 
         return self._call(site, "refine", page.fields,
-                          lambda: refine_site(model, *page.fields, lock=lock)).addCallback(done)
+                          lambda: refine_site(model, *page.fields, lock=lock, budget=budget)).addCallback(done)
 
     def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False):
         """Clean ``page`` with its site's model (the page-level fallback if the site has

@@ -146,15 +146,28 @@ def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tu
     return cleaner, seconds, (sum(shares) / len(shares) if shares else 0.0)
 
 
+#: what :func:`refine_site` returns for a refinement its worker's budget skipped
+REFINE_SKIPPED = -1
+
+
 def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
-                lock: Any = contextlib.nullcontext()) -> Optional[int]:
-    """``partial_fit`` of ``model`` with one page: its page count (None: no model)."""
+                lock: Any = contextlib.nullcontext(), budget: Any = None) -> Optional[int]:
+    """``partial_fit`` of ``model`` with one page: its page count (None: no model;
+    ``REFINE_SKIPPED``: the worker's :class:`~sst_cleaner.refine_budget.RefineBudget`
+    is spent)."""
     if model is None:
         return None
-    prepared = _parse(url, body, encoding, model.limits)
-    with lock:
-        model.partial_fit(prepared)
-        return model.n_pages
+    if budget is not None and not budget.allow():
+        return REFINE_SKIPPED
+    start = time.thread_time()
+    try:
+        # parsed inside partial_fit, so the page's time budget covers parsing too
+        with lock:
+            model.partial_fit((url, body, encoding))
+            return model.n_pages
+    finally:
+        if budget is not None:
+            budget.spend(time.thread_time() - start)
 
 
 def choose_cleaner(model: Any, fallback: Callable[[], Any]) -> tuple:
@@ -189,7 +202,12 @@ def _op_fit(site: str, pages: list) -> tuple:
 
 
 def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Optional[int]:
-    return refine_site(_W["models"].get(site), url, body, encoding)
+    from .refine_budget import RefineBudget
+
+    budget = _W.get("refine_budget")
+    if budget is None:
+        budget = _W["refine_budget"] = RefineBudget()
+    return refine_site(_W["models"].get(site), url, body, encoding, budget=budget)
 
 
 def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
