@@ -294,7 +294,21 @@ class SSTSpiderMiddleware:
     def _pending(self) -> int:
         return self._held_items + len(self._ready)
 
-    # -- the spider output -------------------------------------------------------------------
+    # -- the spider input and output ---------------------------------------------------------
+    def process_spider_input(self, response: Response, spider: Any = None) -> None:
+        """Note the page before its callback runs: ``scrapy parse --pipelines`` sends the
+        callback's items to the pipelines before this middleware sees them, and the
+        pipeline finds their page by URL here (cleaned with what the site has: a
+        one-page run gets the page-level fallback)."""
+        if response.meta.get(FLUSH_META) or not is_html_response(response):
+            return
+        try:
+            self.store.note_callback_page(PageRecord(response.url, response.body,
+                                                     getattr(response, "encoding", None),
+                                                     self.store.site_key(response.url)))
+        except Exception as exc:
+            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
+
     async def process_spider_output(self, response: Response, result: AsyncIterator[Any],
                                     spider: Any = None) -> AsyncIterator[Any]:
         if response.meta.get(FLUSH_META):
@@ -359,6 +373,20 @@ class SSTSpiderMiddleware:
             raise
         async for out in self._after_page(page, hold):
             yield out
+        await self._callback_items_cleaned(response)
+
+    async def _callback_items_cleaned(self, response: Response) -> None:
+        """Wait for the cleaning of items the pipelines got straight from the callback
+        (``scrapy parse --pipelines``), so the run does not end before their text is in."""
+        noted = self.store.callback_page(response.url)
+        if noted is None or not isinstance(noted.clean_result, list):
+            return
+        waiter: Deferred = Deferred()
+        noted.clean_result.append(waiter)
+        try:
+            await maybe_deferred_to_future(waiter)
+        except Exception:  # the pipeline reports cleaning failures itself
+            pass
 
     async def _after_page(self, page: Optional[PageRecord],
                           hold: Optional[_SiteHold]) -> AsyncIterator[Any]:

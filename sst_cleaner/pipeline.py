@@ -171,6 +171,9 @@ class SSTPipeline:
             value = adapter.get(cfg.source_field)
             if isinstance(value, (str, bytes)) and value:
                 html = value
+        if page is None and html is None and not non_html and cfg.url_field:
+            # items the spider middleware never saw (scrapy parse --pipelines)
+            page = self.store.callback_page(adapter.get(cfg.url_field))
         if page is None and html is None:
             self.store.inc("items_without_page")
             return self._flag(item, STATUS_NON_HTML if non_html else STATUS_NO_PAGE)

@@ -173,6 +173,9 @@ class PageRecord:
 class SiteModelStore:
     """Site models of one crawl, the item -> page map, and the CPU worker threads."""
 
+    #: pages remembered by :meth:`note_callback_page` (they are in callbacks now: a few)
+    CALLBACK_PAGES = 16
+
     def __init__(self, config: SSTConfig, stats: Any = None):
         self.config = config
         self.stats = stats
@@ -184,6 +187,7 @@ class SiteModelStore:
         self._refine_budget: Any = None
         self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
+        self._callback_pages: dict[str, PageRecord] = {}
         self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
         # SST_WORKERS = "process": the worker processes, calls waiting for them to
@@ -401,6 +405,20 @@ class SiteModelStore:
         """Remember the page an item came from (the item object itself is the key)."""
         self._item_pages[id(item)] = (item, page)
 
+    def note_callback_page(self, page: PageRecord) -> None:
+        """Remember the page whose callback is running, by URL, for items that reach the
+        pipelines without passing the spider middleware (``scrapy parse --pipelines`` hands
+        a callback's items to the pipelines itself). Only the latest pages are kept."""
+        pages = self._callback_pages
+        pages.pop(page.url, None)
+        pages[page.url] = page
+        while len(pages) > self.CALLBACK_PAGES:
+            pages.pop(next(iter(pages)))
+
+    def callback_page(self, url: Any) -> Optional[PageRecord]:
+        """The page noted for ``url`` by :meth:`note_callback_page` (None if none)."""
+        return self._callback_pages.get(url) if isinstance(url, str) else None
+
     def page_for(self, item: Any) -> Optional[PageRecord]:
         """Pop the page ``item`` came from (None for items that came from no HTML page)."""
         entry = self._item_pages.pop(id(item), None)
@@ -444,11 +462,15 @@ class SiteModelStore:
             self._spawned_seen = pool.spawned
 
     def _workers_started(self, pid: Any) -> None:
+        if self._pool is None:  # the crawl ended (or went to threads) before worker 0 answered
+            return
         logger.info("sst: worker processes up (SST_WORKERS = 'process', SST_PROCESSES = %d; each "
                     "starts when its first site needs it)", self._pool.n)
         self._run_pending_calls()
 
     def _workers_not_started(self, failure: Any) -> None:
+        if self._pool is None:  # closed meanwhile: nothing waits for the workers any more
+            return
         exc = getattr(failure, "value", failure)
         logger.warning("sst: worker processes could not start (%r); fitting and cleaning run in "
                        "threads instead. A custom method must be registered in the workers too: "

@@ -1,0 +1,70 @@
+"""Short runs: ``scrapy check`` and ``scrapy parse`` in a generated project against the
+local demo site end cleanly (no CRITICAL line when the crawl ends before the first worker
+process has answered), and ``scrapy parse --pipelines`` shows cleaned text."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SPIDER = '''
+import scrapy
+
+
+class DemoSpider(scrapy.Spider):
+    name = "demo"
+
+    def parse(self, response):
+        """Contract for scrapy check.
+        @url {url}
+        @returns items 1 1
+        """
+        yield {{"url": response.url}}
+'''
+
+
+@pytest.fixture(scope="module")
+def project(demo_server, tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n", encoding="utf-8")
+    spiders = root / "proj" / "spiders"
+    spiders.mkdir(parents=True)
+    (root / "proj" / "__init__.py").write_text("", encoding="utf-8")
+    (spiders / "__init__.py").write_text("", encoding="utf-8")
+    (root / "proj" / "settings.py").write_text(
+        'BOT_NAME = "proj"\nSPIDER_MODULES = ["proj.spiders"]\nADDONS = {"sst_cleaner.Addon": 0}\n'
+        "ROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\n", encoding="utf-8")
+    url = demo_server.url.rstrip("/") + demo_server.site.article_paths[0]
+    (spiders / "demo.py").write_text(SPIDER.format(url=url), encoding="utf-8")
+    return root, url
+
+
+def _scrapy(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=str(root), env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_scrapy_check_ends_cleanly(project):
+    root, _ = project
+    proc = _scrapy(root, "check", "demo")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "OK" in out
+    assert "CRITICAL" not in out and "Traceback" not in out, out[-3000:]
+
+
+def test_scrapy_parse_pipelines_shows_cleaned_text(project):
+    root, url = project
+    proc = _scrapy(root, "parse", "--spider", "demo", "--pipelines", url)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "CRITICAL" not in out and "Traceback" not in out, out[-3000:]
+    scraped = proc.stdout.split("# Scraped Items", 1)[1].split("# Requests", 1)[0]
+    assert "'text':" in scraped and "'sst_status': 'fallback'" in scraped, scraped[:2000]
