@@ -244,6 +244,31 @@ class SSTSpiderMiddleware:
     def spider_opened(self, spider: Any = None) -> None:
         self.store.open()
         self._install_close_hook()
+        self._start_hold_log()
+
+    def _start_hold_log(self) -> None:
+        """Every LOGSTATS_INTERVAL seconds (Scrapy's own log-stats pace), one INFO line
+        while items are held: Scrapy's "scraped N items" does not count them, so without
+        it a crawl that gathers samples looks stuck."""
+        from twisted.internet import task
+
+        try:
+            interval = float(self.crawler.settings.getfloat("LOGSTATS_INTERVAL", 60.0))
+        except Exception:
+            interval = 60.0
+        if interval > 0:
+            self._hold_log = task.LoopingCall(self.log_holds)
+            self._hold_log.start(interval, now=False).addErrback(
+                lambda f: logger.debug("sst: hold log stopped: %s", f.value))
+
+    def log_holds(self) -> None:
+        if not self._held_items:
+            return
+        oldest = max((time.monotonic() - h.since for h in self._holds.values() if h.items), default=0.0)
+        gathering = sum(1 for h in self._holds.values() if not h.building)
+        logger.info("sst: %d items held for %d sites (%d gathering their sample, %d fitting); the "
+                    "oldest hold is %.0f s old", self._held_items, len(self._holds), gathering,
+                    len(self._holds) - gathering, oldest)
 
     def spider_idle(self, spider: Any = None) -> None:
         """Items are held outside the engine's view: keep the spider open until they are out."""
@@ -260,6 +285,9 @@ class SSTSpiderMiddleware:
         raise DontCloseSpider("sst-cleaner: releasing held items")
 
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+        hold_log = getattr(self, "_hold_log", None)
+        if hold_log is not None and hold_log.running:
+            hold_log.stop()
         if self._pending():  # cannot happen unless the close hook could not be installed
             logger.error("sst: %d items were still held when the spider closed", self._pending())
             self.errors.count("held_at_close", self._pending())

@@ -68,3 +68,14 @@ def test_scrapy_parse_pipelines_shows_cleaned_text(project):
     assert "CRITICAL" not in out and "Traceback" not in out, out[-3000:]
     scraped = proc.stdout.split("# Scraped Items", 1)[1].split("# Requests", 1)[0]
     assert "'text':" in scraped and "'sst_status': 'fallback'" in scraped, scraped[:2000]
+
+
+def test_held_items_are_reported_while_held(demo_server, tmp_path):
+    from conftest import assert_exactly_once, crawl_in_subprocess
+
+    result = crawl_in_subprocess(tmp_path, "hold-log", url=demo_server.url, settings={
+        "SST_SAMPLE_PAGES": 50, "LOGSTATS_INTERVAL": 0.2, "DOWNLOAD_DELAY": 0.05, "SST_WORKERS": "thread"})
+    assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
+    lines = [line for line in result["log"].splitlines() if "items held for" in line]
+    assert lines, result["log"][-3000:]
+    assert "gathering their sample" in lines[0] and "oldest hold is" in lines[0]
