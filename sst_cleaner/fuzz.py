@@ -334,11 +334,12 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
             steps.append((m, f"{m}.clean(unfitted)", unfitted[m].clean, (data,)))
             if fit_every and index % fit_every == 0:
                 steps.append((m, f"{m}.fit+clean", _fit_and_clean, (m, site[0], data, site[1])))
-            if index % 200 == 0:
-                growing[m] = SiteCleaner(method=m).fit(site)
-            steps.append((m, f"{m}.partial_fit", _partial_fit, (growing[m], data, encoding)))
-            steps.append((m, f"{m}.load(model file)", _load_hostile_model,
-                          (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir)))
+            if fit_every:  # the learning steps (fit_every=0: cleaning only)
+                if index % 200 == 0:
+                    growing[m] = SiteCleaner(method=m).fit(site)
+                steps.append((m, f"{m}.partial_fit", _partial_fit, (growing[m], data, encoding)))
+                steps.append((m, f"{m}.load(model file)", _load_hostile_model,
+                              (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir)))
         for m, step, fn, args in steps:
             try:
                 value, cpu, wall = _timed(fn, *args)
