@@ -103,3 +103,20 @@ def test_refine_site_skips_when_the_worker_budget_is_spent():
     assert cleaner.n_pages == len(PAGES)
     open_budget = RefineBudget(share=1.0, burst=5.0)
     assert refine_site(cleaner, "http://x/a", PAGES[0].encode(), "utf-8", budget=open_budget) == len(PAGES) + 1
+
+
+def test_the_attribute_cap_is_per_document():
+    from sst_cleaner.dom import MAX_ATTRIBUTE_PAIRS, attribute_cap, parse_html
+    from sst_cleaner.limits import Limits
+
+    tag = "<div " + " ".join(f"a{i}=x" for i in range(999)) + ">t</div>"
+    page = parse_html("<html><body>" + tag * 1001 + "</body></html>", limits=Limits(max_page_bytes=10**8))
+    kept = [len(el.attrib) for el in page.root.iter("div")]
+    assert len(kept) == 1001
+    # what libxml2 compared stays within the document's budget, not 1001 * 999 * 999
+    assert sum(k * k for k in kept) <= MAX_ATTRIBUTE_PAIRS
+    assert max(kept) < 999
+    # a page with few tags keeps the per-tag cap
+    assert attribute_cap(1000, 10) == 1000
+    small = parse_html("<html><body>" + tag + "</body></html>")
+    assert len(next(small.root.iter("div")).attrib) == 999
