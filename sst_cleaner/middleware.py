@@ -55,6 +55,10 @@ logger = logging.getLogger(__name__)
 FLUSH_META = "sst_flush"
 FLUSH_URL = "data:,sst-flush"
 
+#: seconds a response waits at most for the pipelines to clean released pages (an item
+#: that never reaches them, e.g. dropped by a later spider middleware, must not stall it)
+BACKPRESSURE_WAIT = 10.0
+
 #: content types treated as HTML pages (anything else passes through untouched)
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 
@@ -346,9 +350,10 @@ class SSTSpiderMiddleware:
             self._listen_drops(False)
             await self._release_everything()
             while self._ready:
-                yield self._ready.popleft()
+                yield self._pop_ready()
             return
 
+        await self._backpressure()  # before this page's items go out
         page: Optional[PageRecord] = None
         hold: Optional[_SiteHold] = None
         try:
@@ -387,9 +392,9 @@ class SSTSpiderMiddleware:
                     if self._held_items > self.config.max_held_items:  # a page with many items
                         self._enforce_bounds()
                         while self._ready:
-                            yield self._ready.popleft()
+                            yield self._pop_ready()
                 else:
-                    yield out
+                    yield self.store.item_out(out)
         except Exception:
             # the callback raised after yielding some items (Scrapy logs and counts the
             # error itself, after the items yielded before it): the page is recorded and
@@ -402,6 +407,30 @@ class SSTSpiderMiddleware:
         async for out in self._after_page(page, hold):
             yield out
         await self._callback_items_cleaned(response)
+
+    def _pop_ready(self) -> Any:
+        """The next released item, counted as out of the middleware (see _backpressure)."""
+        return self.store.item_out(self._ready.popleft())
+
+    async def _backpressure(self) -> None:
+        """Released pages still waiting for their items to be cleaned count against
+        SST_MAX_HELD_BYTES with the held ones: past the cap, this response's processing
+        waits (at most BACKPRESSURE_WAIT seconds) until the pipelines have caught
+        up, so Scrapy stops handing over new responses instead of memory growing."""
+        cap = self.config.max_held_bytes
+        deadline = time.monotonic() + BACKPRESSURE_WAIT
+        waited = False
+        # checked again after each wake-up: responses waiting together must not all go
+        # on at once when the pipelines free a little room
+        while not self._closing and self.store.out_bytes > 0 and self.store.out_bytes + self._held_bytes > cap:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.store.inc("backpressure_timeouts")
+                return
+            if not waited:
+                self.store.inc("backpressure_waits")
+                waited = True
+            await maybe_deferred_to_future(self.store.wait_out_bytes(max(0, cap - self._held_bytes), left))
 
     async def _callback_items_cleaned(self, response: Response) -> None:
         """Wait for the cleaning of items the pipelines got straight from the callback
@@ -429,7 +458,7 @@ class SSTSpiderMiddleware:
             if build is not None:
                 await maybe_deferred_to_future(build)
         while self._ready:
-            yield self._ready.popleft()
+            yield self._pop_ready()
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
         """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
@@ -622,7 +651,7 @@ class SSTSpiderMiddleware:
         try:
             await self._release_everything()
             while self._ready:
-                item = self._ready.popleft()
+                item = self._pop_ready()
                 n += 1
                 try:
                     if hasattr(scraper, "start_itemproc_async"):  # Scrapy >= 2.14

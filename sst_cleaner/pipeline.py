@@ -157,6 +157,12 @@ class SSTPipeline:
     # -- the item --------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         page = self.store.page_for(item)
+        try:
+            return await self._process_item(item, page)
+        finally:
+            self.store.item_done(page)  # its page no longer counts as released
+
+    async def _process_item(self, item: Any, page: Any) -> Any:
         non_html = page is self._non_html
         if non_html:
             page = None

@@ -149,7 +149,7 @@ def model_filename(site_key: str) -> str:
 class PageRecord:
     """One crawled HTML page, as the middleware recorded it (url, raw body, encoding)."""
 
-    __slots__ = ("url", "body", "encoding", "site", "clean_result", "__weakref__")
+    __slots__ = ("url", "body", "encoding", "site", "clean_result", "items_out", "__weakref__")
 
     def __init__(self, url: str, body: bytes, encoding: Optional[str], site: str):
         self.url = url
@@ -157,6 +157,7 @@ class PageRecord:
         self.encoding = encoding
         self.site = site
         self.clean_result: Any = None  # Deferred or CleanResult, shared by the page's items
+        self.items_out = 0  # items out of the middleware, not yet through the pipeline
 
     @property
     def size(self) -> int:
@@ -188,6 +189,10 @@ class SiteModelStore:
         self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
         self._callback_pages: dict[str, PageRecord] = {}
+        #: bytes of pages whose items left the middleware and are not through the pipeline
+        self.out_bytes = 0
+        self._peak_out = 0
+        self._out_waiters: list = []
         self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
         # SST_WORKERS = "process": the worker processes, calls waiting for them to
@@ -243,6 +248,11 @@ class SiteModelStore:
             self.save_all()
         finally:
             self._item_pages.clear()
+            waiters, self._out_waiters = self._out_waiters, []
+            for limit, d, call in waiters:  # nothing is cleaned any more: let them go
+                if call is not None and call.active():
+                    call.cancel()
+                d.callback(None)
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
@@ -430,6 +440,64 @@ class SiteModelStore:
         entry = self._item_pages.get(id(item))
         if entry is not None and entry[0] is item:
             del self._item_pages[id(item)]
+            self.item_done(entry[1])
+
+    # -- released pages: bytes out of the middleware, not yet cleaned ---------------------
+    def item_out(self, item: Any) -> Any:
+        """``item`` leaves the spider middleware: its page counts in :attr:`out_bytes`
+        until the item is through the pipeline (:meth:`item_done`). Returns the item."""
+        entry = self._item_pages.get(id(item))
+        page = entry[1] if entry is not None and entry[0] is item else None
+        if isinstance(page, PageRecord):
+            page.items_out += 1
+            if page.items_out == 1:
+                self.out_bytes += page.size
+                if self.out_bytes > self._peak_out:
+                    self._peak_out = self.out_bytes
+                    self.max_stat("peak_released_bytes", self.out_bytes)
+        return item
+
+    def item_done(self, page: Any) -> None:
+        """An item of ``page`` is through the pipeline (or dropped)."""
+        if not isinstance(page, PageRecord) or page.items_out <= 0:
+            return
+        page.items_out -= 1
+        if page.items_out == 0:
+            self.out_bytes -= page.size
+            if self._out_waiters:
+                self._wake_out_waiters()
+
+    def wait_out_bytes(self, limit: int, timeout: float):
+        """A Deferred fired once :attr:`out_bytes` is at most ``limit``, or after
+        ``timeout`` seconds, whichever comes first."""
+        from twisted.internet import reactor
+        from twisted.internet.defer import Deferred
+
+        d: Deferred = Deferred()
+        if self.out_bytes <= limit:
+            d.callback(None)
+            return d
+        entry: list = [limit, d, None]
+        entry[2] = reactor.callLater(timeout, self._out_wait_over, entry)
+        self._out_waiters.append(entry)
+        return d
+
+    def _out_wait_over(self, entry: list) -> None:
+        if entry in self._out_waiters:
+            self._out_waiters.remove(entry)
+            entry[1].callback(None)
+
+    def _wake_out_waiters(self) -> None:
+        still = []
+        for entry in self._out_waiters:
+            limit, d, call = entry
+            if self.out_bytes <= limit:
+                if call is not None and call.active():
+                    call.cancel()
+                d.callback(None)
+            else:
+                still.append(entry)
+        self._out_waiters = still
 
     # -- CPU work: threads or worker processes ------------------------------------------
     @property

@@ -79,3 +79,22 @@ def test_held_items_are_reported_while_held(demo_server, tmp_path):
     lines = [line for line in result["log"].splitlines() if "items held for" in line]
     assert lines, result["log"][-3000:]
     assert "gathering their sample" in lines[0] and "oldest hold is" in lines[0]
+
+
+def test_released_pages_count_against_the_byte_cap(demo_server, tmp_path):
+    """Pages whose items were released but are not through the pipelines yet count with
+    the held ones: past SST_MAX_HELD_BYTES the crawl waits for the pipelines instead of
+    piling pages up. A slow pipeline before the cleaning one makes them pile up."""
+    from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
+
+    page_bytes = max(len(demo_server.site.page(p)) for p in demo_server.site.article_paths)
+    cap = 4 * page_bytes
+    result = crawl_in_subprocess(tmp_path, "backpressure", url=demo_server.url, kinds=["dict", "item"], settings={
+        "SST_SAMPLE_PAGES": 3, "SST_MAX_HELD_BYTES": cap, "SST_WORKERS": "thread",
+        "SLOW_PIPELINE_SECONDS": 0.05, "ITEM_PIPELINES": {"test_scrapy_runner.SlowPipeline": 1,
+                                                          "test_scrapy_runner.RecordPipeline": 999}})
+    assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
+    assert sst_stat(result, "backpressure_waits") > 0
+    # a response may release a whole sample (3 pages) past the cap before it waits
+    assert 0 < sst_stat(result, "peak_released_bytes") <= cap + 4 * page_bytes
+    assert all(r["text"] for r in result["received"])
