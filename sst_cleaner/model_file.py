@@ -33,6 +33,10 @@ _PARAM_WORD = re.compile(r"[A-Za-z0-9_\-]{0,64}")
 #: integers a model may hold (counts and lengths)
 MAX_INT = 10**15
 
+#: method parameters that name a file: never taken from a model file, whatever their value
+#: (``open(True)`` is ``open(1)``: a boolean "scorer" once closed the process's stdout)
+FILE_PARAMS = frozenset(("scorer",))
+
 _TOP_KEYS = frozenset(("format", "format_version", "method", "params", "model"))
 _SITE_STATS_KEYS = frozenset(("n_pages", "page_fps", "sent_df", "sent_len", "node_df", "node_sent", "node_feat"))
 
@@ -121,6 +125,8 @@ def check_params(params: dict) -> None:
             raise ModelFormatError(f"bad parameter name in model file: {key!r}"[:200])
         if key in limit_names:
             raise ModelFormatError(f"model file sets the limit {key!r}: limits come from the caller")
+        if key in FILE_PARAMS:
+            raise ModelFormatError(f"model file sets {key!r}, which names a file: paths are refused")
         if isinstance(value, bool) or value is None:
             continue
         if isinstance(value, int):

@@ -92,7 +92,8 @@ def test_nan_threshold_is_refused(tmp_path, model_data):
 
 
 def test_a_scorer_path_in_a_model_is_refused(tmp_path, model_data):
-    for path in ("/etc/passwd", "../../x.json", "scorer.json", "a.b.c"):
+    # True and 1 would be open(1): the process's stdout, closed after reading
+    for path in ("/etc/passwd", "../../x.json", "scorer.json", "a.b.c", "default_scorer", True, 1, 0):
         data = dict(model_data, params={"scorer": path})
         with pytest.raises(ModelFormatError, match="path"):
             SiteCleaner.load(_write(tmp_path, data))
