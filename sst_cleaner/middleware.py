@@ -229,6 +229,8 @@ class SSTSpiderMiddleware:
         self._direct_flush = False  # a direct hand-over to the scraper is running
         self._closing = False
         self._refining: dict[str, int] = {}
+        self._item_count = crawler.settings.getint("CLOSESPIDER_ITEMCOUNT", 0)
+        self._count_reached = False  # from then on, nothing is held
         self._failed: set[str] = set()  # sites whose fit raised: not held again
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -358,7 +360,7 @@ class SSTSpiderMiddleware:
         hold: Optional[_SiteHold] = None
         try:
             page = self._record_page(response)
-            if page is not None and not self._closing:
+            if page is not None and not self._closing and not self._count_reached:
                 loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
                 if loading is not None:
                     await maybe_deferred_to_future(loading)
@@ -457,8 +459,30 @@ class SSTSpiderMiddleware:
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
+        if self._item_count_reached():
+            await self._release_everything()
         while self._ready:
             yield self._pop_ready()
+
+    def _item_count_reached(self) -> bool:
+        """Whether the items scraped and held together reach CLOSESPIDER_ITEMCOUNT.
+
+        Scrapy counts items as they are scraped, and held items are not yet: without
+        this a crawl would go on collecting (and holding) items long past the count.
+        Once it is reached, every held site is fitted with what it has (or cleaned page
+        by page) and its items released, so the count closes the crawl as it would
+        without the add-on; later items are not held."""
+        if not self._item_count:
+            return False
+        stats = getattr(self.crawler, "stats", None)
+        scraped = stats.get_value("item_scraped_count", 0) if stats is not None else 0
+        if scraped + self._held_items < self._item_count:
+            return False
+        if not self._count_reached:
+            self._count_reached = True
+            logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them",
+                        self._item_count)
+        return bool(self._held_items)
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
         """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
