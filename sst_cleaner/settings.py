@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "SST_WORKERS": "process",
     "SST_PROCESSES": None,
     "SST_WORKER_INIT": None,
+    "SST_MAX_MODELS": 1000,
 }
 
 
@@ -57,6 +58,7 @@ class SSTConfig:
     workers: str = "process"
     processes: int = 1
     worker_init: Optional[str] = None
+    max_models: int = 1000
 
 
 def _opt_str(value: Any) -> Optional[str]:
@@ -150,4 +152,5 @@ def load_config(settings: Any) -> SSTConfig:
         workers=workers,
         processes=processes,
         worker_init=_opt_str(worker_init),
+        max_models=get_int("SST_MAX_MODELS", 0),
     )

@@ -186,6 +186,7 @@ class SiteModelStore:
         self._dirty: set[str] = set()
         self._load_tried: set[str] = set()
         self._refine_budget: Any = None
+        self._spill_dir: Optional[str] = None  # temporary folder of evicted worker models
         self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
         self._callback_pages: dict[str, PageRecord] = {}
@@ -256,6 +257,11 @@ class SiteModelStore:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
+            if self._spill_dir is not None:
+                import shutil
+
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
+                self._spill_dir = None
             self._pending_calls = None
             if _ACTIVE is self:
                 _ACTIVE = None
@@ -518,7 +524,13 @@ class SiteModelStore:
         cfg = self.config
         if cfg.workers != "process" or self._pool is not None or self._workers_given_up:
             return
-        self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init)
+        if cfg.max_models and not cfg.model_dir and self._spill_dir is None:
+            import tempfile
+
+            # evicted models of this crawl only: removed at the close
+            self._spill_dir = tempfile.mkdtemp(prefix="sst-models-")
+        self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init,
+                                cfg.max_models, cfg.model_dir or self._spill_dir)
         self._pending_calls = []
         self._deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
         self._count_spawned()

@@ -87,7 +87,8 @@ def import_callable(path: str) -> Callable[..., Any]:
 _W: dict = {}  # the worker's state: method, params, models, fallback
 
 
-def _init_worker(method: str, params: dict, init: Optional[str]) -> None:
+def _init_worker(method: str, params: dict, init: Optional[str], max_models: int = 0,
+                 spill_dir: Optional[str] = None) -> None:
     """Runs once in each new worker process."""
     import signal
 
@@ -97,7 +98,15 @@ def _init_worker(method: str, params: dict, init: Optional[str]) -> None:
     if init:
         import_callable(init)()
     _W.clear()
-    _W.update(method=method, params=params, models={}, fallback=None)
+    if max_models:
+        from .cleaner import SiteCleaner
+        from .model_cache import ModelCache
+
+        models: Any = ModelCache(max_models, spill_dir,
+                                 lambda path: SiteCleaner.load(path, params=params))
+    else:
+        models = _Models()
+    _W.update(method=method, params=params, models=models, fallback=None)
 
 
 def _cleaner():
@@ -188,6 +197,20 @@ def clean_page(cleaner: Any, site_model: bool, url: str, body: bytes, encoding: 
     return clean_fields(result, sentences, blocks, site_model)
 
 
+class _Models(dict):
+    """Every model kept (``SST_MAX_MODELS = 0``): the interface of ModelCache on a dict."""
+
+    def put(self, site: str, model: Any) -> None:
+        self[site] = model
+
+    def save(self, site: str, path: str) -> bool:
+        model = self.get(site)
+        if model is None:
+            return False
+        model.save(path)
+        return True
+
+
 def _fallback():
     if _W["fallback"] is None:
         _W["fallback"] = _cleaner()
@@ -197,7 +220,7 @@ def _fallback():
 def _op_fit(site: str, pages: list) -> tuple:
     """Fits the site's model (see :func:`fit_site`): (seconds, share, the model as ``to_dict``)."""
     cleaner, seconds, share = fit_site(_W["method"], _W["params"], pages)
-    _W["models"][site] = cleaner
+    _W["models"].put(site, cleaner)
     return seconds, share, cleaner.to_dict()
 
 
@@ -220,22 +243,19 @@ def _op_put(site: str, data: dict) -> None:
     from .cleaner import SiteCleaner
 
     # the crawl's parameters and limits (SST_PARAMS), not the ones the model was saved with
-    _W["models"][site] = SiteCleaner.from_dict(data, params=_W["params"])
+    _W["models"].put(site, SiteCleaner.from_dict(data, params=_W["params"]))
 
 
 def _op_load(site: str, path: str) -> int:
     from .cleaner import SiteCleaner
 
-    model = _W["models"][site] = SiteCleaner.load(path, params=_W["params"])
+    model = SiteCleaner.load(path, params=_W["params"])
+    _W["models"].put(site, model)
     return model.n_pages
 
 
 def _op_save(site: str, path: str) -> bool:
-    model = _W["models"].get(site)
-    if model is None:
-        return False
-    model.save(path)
-    return True
+    return _W["models"].save(site, path)
 
 
 def _op_crash(site: str) -> None:  # for tests: a worker that dies mid-call
@@ -267,7 +287,7 @@ class RemoteTraceback(Exception):
 
 
 def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: dict,
-                 init: Optional[str]) -> None:
+                 init: Optional[str], max_models: int = 0, spill_dir: Optional[str] = None) -> None:
     """A worker process: runs the calls of ``requests`` in order, answers on ``answers``.
 
     A request is ``(seq, op, site, args)``; the answer ``(seq, ok, value)``, value being
@@ -279,7 +299,7 @@ def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: di
     import traceback
 
     try:
-        _init_worker(method, params, init)
+        _init_worker(method, params, init, max_models, spill_dir)
     except BaseException as exc:  # the Scrapy process falls back to threads
         answers.send((-1, False, (_picklable(exc), traceback.format_exc())))
         return
@@ -451,13 +471,14 @@ class _Worker:
 class WorkerPool:
     """``n`` worker processes; each site is pinned to one of them."""
 
-    def __init__(self, n: int, method: str, params: dict, init: Optional[str] = None):
+    def __init__(self, n: int, method: str, params: dict, init: Optional[str] = None,
+                 max_models: int = 0, spill_dir: Optional[str] = None):
         import itertools
         import multiprocessing
 
         self.n = max(1, int(n))
         self._ctx = multiprocessing.get_context("spawn")
-        self._initargs = (method, dict(params), init)
+        self._initargs = (method, dict(params), init, max_models, spill_dir)
         self._workers: list[Optional[_Worker]] = [None] * self.n
         self._seq = itertools.count()
         self.last_seq = -1

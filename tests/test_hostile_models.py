@@ -176,7 +176,7 @@ def test_worker_models_get_the_configured_limits(model_data):
 
     saved = dict(workers._W)
     try:
-        workers._W.update(method="default", params={"max_tags": 20}, models={}, fallback=None)
+        workers._W.update(method="default", params={"max_tags": 20}, models=workers._Models(), fallback=None)
         workers._op_put("s", model_data)
         assert workers._W["models"]["s"].limits.max_tags == 20
     finally:
