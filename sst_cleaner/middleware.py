@@ -668,6 +668,7 @@ class SSTSpiderMiddleware:
         or the flush request could not run)."""
         if closing:
             self._closing = True
+            self.store.release_out_waiters()  # responses waiting for room go on now
         if not self._pending():
             return
         self._direct_flush = True

@@ -249,11 +249,7 @@ class SiteModelStore:
             self.save_all()
         finally:
             self._item_pages.clear()
-            waiters, self._out_waiters = self._out_waiters, []
-            for limit, d, call in waiters:  # nothing is cleaned any more: let them go
-                if call is not None and call.active():
-                    call.cancel()
-                d.callback(None)
+            self.release_out_waiters()  # nothing is cleaned any more: let them go
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
@@ -487,6 +483,14 @@ class SiteModelStore:
         entry[2] = reactor.callLater(timeout, self._out_wait_over, entry)
         self._out_waiters.append(entry)
         return d
+
+    def release_out_waiters(self) -> None:
+        """Fire every :meth:`wait_out_bytes` Deferred now (the crawl is closing)."""
+        waiters, self._out_waiters = self._out_waiters, []
+        for limit, d, call in waiters:
+            if call is not None and call.active():
+                call.cancel()
+            d.callback(None)
 
     def _out_wait_over(self, entry: list) -> None:
         if entry in self._out_waiters:
