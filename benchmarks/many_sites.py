@@ -157,17 +157,36 @@ def child(cfg: dict) -> None:
         "SST_SAMPLE_PAGES": cfg["sample"], "SST_MAX_HELD_BYTES": cfg["max_held_bytes"],
         "SST_THREADS": 2, "SST_MAX_MODELS": cfg["max_models"], "SST_PROCESSES": cfg["processes"],
     }
+    worker_peak = [0.0]
+    stop_sampling = threading.Event()
+
+    def sample_workers() -> None:
+        # the worker processes' peak RSS (VmHWM), read while they run (Linux /proc)
+        import multiprocessing
+
+        while not stop_sampling.wait(0.5):
+            for child_proc in multiprocessing.active_children():
+                try:
+                    with open(f"/proc/{child_proc.pid}/status", encoding="ascii") as fh:
+                        for line in fh:
+                            if line.startswith("VmHWM:"):
+                                worker_peak[0] = max(worker_peak[0], int(line.split()[1]) / 1024)
+                except OSError:
+                    pass
+
+    sampler = threading.Thread(target=sample_workers, daemon=True)
+    sampler.start()
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(ManySitesSpider)
     crawler.signals.connect(on_scraped, signal=signals.item_scraped)
     process.crawl(crawler)
     process.start()
+    stop_sampling.set()
     stats = crawler.stats.get_stats()
     result = {
         "rss_start_mb": rss_start_kb / 1024,
         "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        # the worker processes have been joined by now: the peak RSS of the largest one
-        "workers_rss_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "workers_rss_peak_mb": worker_peak[0],
         "pages": stats.get("response_received_count", 0),
         "seconds": stats.get("elapsed_time_seconds", 0.0),
         "finish_reason": stats.get("finish_reason"),
