@@ -8,14 +8,17 @@ prefix (``/s/<n>/...``) through an ``SST_SITE_KEY`` callable, so one loopback se
 stands in for thousands of hosts.
 
     python benchmarks/many_sites.py [--sites 2000] [--pages 4] [--max-held-bytes 4194304]
-                                    [--sample 20] [--method cetd]
+                                    [--sample 20] [--method cetd] [--max-models 1000]
+                                    [--processes 1]
 
 With the default ``--sample 20`` no site ever has enough pages for a model: every item is
 held until the byte cap evicts its site or the crawl ends, the worst case for the hold.
 It prints the crawl process's peak RSS (``resource.getrusage``, the whole Python process:
 Scrapy, its queues and the models included), ``sst/peak_held_bytes`` against the
 configured ``SST_MAX_HELD_BYTES``, and checks that every yielded item was scraped exactly
-once. Exit status 1 if the held bytes ever went over the bound or an item was lost.
+once. With ``--sample 3`` every site reaches a model: the peak RSS of the largest worker
+process, against ``--max-models`` (SST_MAX_MODELS), shows what keeping models costs.
+Exit status 1 if the held bytes ever went over the bound or an item was lost.
 """
 from __future__ import annotations
 
@@ -152,17 +155,38 @@ def child(cfg: dict) -> None:
         "ADDONS": {"sst_cleaner.Addon": 0},
         "SST_METHOD": cfg["method"], "SST_SITE_KEY": site_key,
         "SST_SAMPLE_PAGES": cfg["sample"], "SST_MAX_HELD_BYTES": cfg["max_held_bytes"],
-        "SST_THREADS": 2,
+        "SST_THREADS": 2, "SST_MAX_MODELS": cfg["max_models"], "SST_PROCESSES": cfg["processes"],
     }
+    worker_peak = [0.0]
+    stop_sampling = threading.Event()
+
+    def sample_workers() -> None:
+        # the worker processes' peak RSS (VmHWM), read while they run (Linux /proc)
+        import multiprocessing
+
+        while not stop_sampling.wait(0.5):
+            for child_proc in multiprocessing.active_children():
+                try:
+                    with open(f"/proc/{child_proc.pid}/status", encoding="ascii") as fh:
+                        for line in fh:
+                            if line.startswith("VmHWM:"):
+                                worker_peak[0] = max(worker_peak[0], int(line.split()[1]) / 1024)
+                except OSError:
+                    pass
+
+    sampler = threading.Thread(target=sample_workers, daemon=True)
+    sampler.start()
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(ManySitesSpider)
     crawler.signals.connect(on_scraped, signal=signals.item_scraped)
     process.crawl(crawler)
     process.start()
+    stop_sampling.set()
     stats = crawler.stats.get_stats()
     result = {
         "rss_start_mb": rss_start_kb / 1024,
         "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "workers_rss_peak_mb": worker_peak[0],
         "pages": stats.get("response_received_count", 0),
         "seconds": stats.get("elapsed_time_seconds", 0.0),
         "finish_reason": stats.get("finish_reason"),
@@ -181,6 +205,8 @@ def main() -> int:
     parser.add_argument("--max-held-bytes", type=int, default=4 * 1024 * 1024, help="SST_MAX_HELD_BYTES")
     parser.add_argument("--sample", type=int, default=20, help="SST_SAMPLE_PAGES")
     parser.add_argument("--method", default="cetd", help="SST_METHOD")
+    parser.add_argument("--max-models", type=int, default=1000, help="SST_MAX_MODELS (0: keep every model)")
+    parser.add_argument("--processes", type=int, default=1, help="SST_PROCESSES")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -197,7 +223,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "result.json")
             cfg = {"url": url, "sites": args.sites, "method": args.method, "sample": args.sample,
-                   "max_held_bytes": args.max_held_bytes, "out": out}
+                   "max_held_bytes": args.max_held_bytes, "out": out, "max_models": args.max_models,
+                   "processes": args.processes}
             start = time.monotonic()
             env = dict(os.environ, PYTHONPATH=str(ROOT))
             subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], check=True, env=env)
@@ -215,7 +242,9 @@ def main() -> int:
           f"method {args.method}, SST_SAMPLE_PAGES {args.sample}")
     print(f"crawl: {r['pages']} pages in {r['seconds']:.1f} s ({wall:.1f} s wall), finish {r['finish_reason']}; "
           f"items yielded {r['yielded']}, scraped {r['scraped']}, exactly once: {r['exactly_once']}")
-    print(f"peak RSS of the crawl process: {r['rss_peak_mb']:.0f} MiB (after imports: {r['rss_start_mb']:.0f} MiB)")
+    print(f"peak RSS of the crawl process: {r['rss_peak_mb']:.0f} MiB (after imports: {r['rss_start_mb']:.0f} MiB); "
+          f"of the largest worker process: {r['workers_rss_peak_mb']:.0f} MiB "
+          f"(SST_MAX_MODELS {args.max_models}, SST_PROCESSES {args.processes})")
     print(f"sst/peak_held_bytes {peak:,} vs SST_MAX_HELD_BYTES {bound:,} ({100 * peak / bound:.0f}% of the bound)")
     keys = ("peak_held_items", "items_held", "items_released", "evictions", "models_built", "fallback_cleans",
             "items_cleaned", "items_flushed_at_close", "flushes", "errors")

@@ -31,7 +31,7 @@ from .gcpause import gc_paused
 from .learnt import LearntPages, page_key
 from .limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget, whole_page_result
 from .parallel_fit import check_n_jobs, input_size, map_shards, plan_shards
-from .result import CleanResult
+from .result import STATUS_SITE_EMPTY, CleanResult
 
 PageInput = Union[HtmlInput, tuple]
 
@@ -263,8 +263,13 @@ class SiteCleaner:
         parsed page has lost its ``<link rel=canonical>``).
 
         Once the site has used ``limits.site_time_budget``, pages are no longer learnt
-        from (counted in ``skipped_pages``). A ``partial_fit`` is never interrupted
-        half-way, so the model stays consistent; the page caps bound its cost.
+        from (counted in ``skipped_pages``). For methods that learn in two steps
+        (``prepare_page`` then ``apply_page``: the default method and ``"sentences"``) the
+        page's preparation, parsing included, runs under ``limits.page_time_budget`` like
+        a page of ``fit`` (a page that overruns it is not learnt) and the update itself is
+        bounded by the caps of :mod:`~sst_cleaner.learn_caps`; the model is never left
+        holding half a page. Other methods' ``partial_fit`` is not interrupted; the page
+        caps bound its cost.
         """
         key = key or page_key(page, url)
         if key in self.learnt:
@@ -272,17 +277,30 @@ class SiteCleaner:
             return self
         budget = self.limits.site_time_budget
         if budget and self.build_seconds >= budget:
-            self.skipped_pages += 1
-            if self.fit_status == "ok":
-                self.fit_status = "partial"
+            self._skipped_one()
             return self
         start = budget_clock()
         try:
-            self._impl.partial_fit(_as_page(page, url, self.limits))
-            self.learnt.add(key)
+            prepare = getattr(self._impl, "prepare_page", None)
+            if prepare is None:
+                self._impl.partial_fit(_as_page(page, url, self.limits))
+                learnt = True
+            else:
+                ok, update = run_with_budget(lambda: prepare(_as_page(page, url, self.limits)),
+                                             self.limits.page_time_budget)
+                learnt = ok and self._impl.apply_page(update) is not False
+            if learnt:
+                self.learnt.add(key)
         finally:
             self.build_seconds += budget_clock() - start
+        if not learnt:
+            self._skipped_one()
         return self
+
+    def _skipped_one(self) -> None:
+        self.skipped_pages += 1
+        if self.fit_status == "ok":
+            self.fit_status = "partial"
 
     def tune(self, labeled_pages: Iterable[tuple]) -> Any:
         """Tune the method's thresholds on ``(page, gold_text)`` pairs of this site, for
@@ -316,7 +334,7 @@ class SiteCleaner:
         if not ok or result is None:
             result = whole_page_result(page, self.method)
         else:
-            if getattr(page, "truncated", False) and result.status == "ok":
+            if getattr(page, "truncated", False) and result.status in ("ok", STATUS_SITE_EMPTY):  # a cut page says so first
                 result.status = "truncated"
             result.text = rewrite_text(result.text, result.blocks, page)
         result.page = page
@@ -326,33 +344,41 @@ class SiteCleaner:
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
+        from .model_file import saved_params
         from .model_io import wrap_model
 
-        data = wrap_model(self.method, self.params, self._impl.to_dict())
+        data = wrap_model(self.method, saved_params(self.params), self._impl.to_dict())
         data["learnt_pages"] = self.learnt.to_list()
         return data
 
     @classmethod
-    def from_dict(cls, data: dict, limits: Optional[Limits] = None) -> "SiteCleaner":
+    def from_dict(cls, data: dict, limits: Optional[Limits] = None,
+                  params: Optional[dict] = None) -> "SiteCleaner":
         """Rebuild a cleaner from :meth:`to_dict` data. The data is untrusted: any
         failure of the method's ``from_dict``, or of a first clean of a tiny page with the
-        loaded state, becomes ``ModelFormatError``."""
+        loaded state, becomes ``ModelFormatError``.
+
+        ``params`` (the keywords a ``SiteCleaner`` of the caller would get, limits
+        included) replace the parameters stored in the model: a crawl's models run with
+        its configuration, whichever run saved them."""
         from .model_io import ModelFormatError, unwrap_model
 
-        method, params, state = unwrap_model(data)
+        method, file_params, state = unwrap_model(data)
         _load_builtin_methods()
         if method not in _METHODS:
             raise ModelFormatError(f"model was made by unknown method {method!r}")
+        if params is not None:
+            limits, file_params = Limits.split_params(params, limits)
         obj = cls.__new__(cls)
         obj.method = method
-        obj.params = params
+        obj.params = file_params
         obj._reset_build_state(limits if limits is not None else Limits())
         try:
             obj.learnt = LearntPages.from_list(data.get("learnt_pages"))
         except ValueError as exc:
             raise ModelFormatError(f"invalid model file: {exc}") from exc
         try:
-            obj._impl = _METHODS[method].from_dict(state, **params)
+            obj._impl = _METHODS[method].from_dict(state, **file_params)
             obj._impl.clean(parse_html(_PROBE_PAGE))
         except ModelFormatError:
             raise
@@ -367,11 +393,14 @@ class SiteCleaner:
         write_json_atomic(path, self.to_dict())
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None) -> "SiteCleaner":
-        """Read a model written by :meth:`save`; raises ``ModelFormatError`` on anything else."""
+    def load(cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None,
+             params: Optional[dict] = None) -> "SiteCleaner":
+        """Read a model written by :meth:`save`; raises ``ModelFormatError`` on anything else
+        (see :mod:`~sst_cleaner.model_file` for what a model file may hold). ``params``:
+        as in :meth:`from_dict`."""
         from .model_io import read_json_model
 
-        return cls.from_dict(read_json_model(path), limits=limits)
+        return cls.from_dict(read_json_model(path), limits=limits, params=params)
 
     def __repr__(self) -> str:
         return f"SiteCleaner(method={self.method!r}, pages={self.n_pages})"

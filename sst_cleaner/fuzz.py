@@ -38,6 +38,7 @@ from typing import Callable, Optional, Union
 from .cleaner import SiteCleaner, available_methods
 from .dom import PreparedPage, parse_html
 from .limits import DEFAULT_LIMITS
+from .model_io import ModelFormatError
 from .result import CleanResult
 
 Data = Union[str, bytes]
@@ -268,12 +269,15 @@ def check_page(page: PreparedPage) -> None:
         raise InvariantError(f"depth {max_depth} kept, over the cap {DEFAULT_LIMITS.max_depth}")
 
 
-def check_result(result: CleanResult) -> None:
+def check_result(result: CleanResult, source: object = None) -> None:
+    """``source``: the page as given, when known: a page that itself holds the text of
+    the local file probed for (property-based generators reuse the module's literals)
+    cannot show a leak."""
     if not isinstance(result, CleanResult) or not isinstance(result.text, str):
         raise InvariantError(f"clean returned {type(result).__name__}, not a CleanResult")
     if result.status not in STATUSES:
         raise InvariantError(f"unknown status {result.status!r}")
-    if _PASSWD_MARK in result.text:
+    if _PASSWD_MARK in result.text and not (isinstance(source, str) and _PASSWD_MARK in source):
         raise InvariantError("a local file's content leaked through an external entity")
 
 
@@ -304,6 +308,10 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
     rng = random.Random(seed)
     site = [normal_page(rng, i) for i in range(6)]
     fitted = {m: SiteCleaner(method=m).fit(site) for m in methods}
+    # partial_fit: one model per method learns every case (a fresh one every 200 cases)
+    growing = {m: SiteCleaner(method=m).fit(site) for m in methods}
+    model_bytes = {m: json.dumps(fitted[m].to_dict()).encode("utf-8") for m in methods}
+    model_dir = os.path.join(out, ".models")
     unfitted = {m: SiteCleaner(method=m) for m in methods}
     failures: list[Failure] = []
     slowest = (0.0, 0.0, None)  # cpu, wall, (index, kind, step)
@@ -329,6 +337,12 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
             steps.append((m, f"{m}.clean(unfitted)", unfitted[m].clean, (data,)))
             if fit_every and index % fit_every == 0:
                 steps.append((m, f"{m}.fit+clean", _fit_and_clean, (m, site[0], data, site[1])))
+            if fit_every:  # the learning steps (fit_every=0: cleaning only)
+                if index % 200 == 0:
+                    growing[m] = SiteCleaner(method=m).fit(site)
+                steps.append((m, f"{m}.partial_fit", _partial_fit, (growing[m], data, encoding)))
+                steps.append((m, f"{m}.load(model file)", _load_hostile_model,
+                              (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir)))
         for m, step, fn, args in steps:
             try:
                 value, cpu, wall = _timed(fn, *args)
@@ -377,6 +391,62 @@ def _fit_and_clean(method: str, a: str, case: Data, b: str) -> CleanResult:
     cleaner = SiteCleaner(method=method).fit([a, case, b])
     json.dumps(cleaner.to_dict(), allow_nan=False)  # the model must stay saveable
     return cleaner.clean(case)
+
+
+def _partial_fit(cleaner: SiteCleaner, case: Data, encoding: Optional[str]) -> None:
+    cleaner.partial_fit(("http://fuzz.example/p", case, encoding) if isinstance(case, bytes) else case)
+    json.dumps(cleaner.to_dict(), allow_nan=False)  # the model must stay saveable
+
+
+def hostile_model(rng: random.Random, good: bytes) -> bytes:
+    """A model file an attacker or a disk could hand the loader: the good model cut,
+    bit-flipped, spliced with junk keys, deep nesting, non-finite or out-of-range
+    numbers, paths in its parameters."""
+    choice = rng.randrange(9)
+    if choice == 0:
+        return good[:rng.randrange(len(good) + 1)]
+    if choice == 1:
+        raw = bytearray(good)
+        for _ in range(rng.randint(1, 20)):
+            raw[rng.randrange(len(raw))] = rng.randrange(256)
+        return bytes(raw)
+    data = json.loads(good)
+    if choice == 2:
+        data[rng.choice(["junk", "model2", "__class__"])] = {f"k{i}": {} for i in range(rng.randint(1, 5000))}
+    elif choice == 3:
+        data["params"] = {rng.choice(["threshold", "scorer", "max_tags", "alpha", "__init__"]):
+                          rng.choice(["nan", "inf", "-1", "/dev/zero", "../../etc/passwd", 1e308, -5, "os.system",
+                                      True, None, [1], {"a": 1}])}
+    elif choice == 4:  # written by hand: json.dumps itself cannot nest this deep
+        n = rng.randint(10, 5000)
+        data["model"] = {"site_stats": "DEEP"}
+        return json.dumps(data).encode("utf-8").replace(b'"DEEP"', b"[" * n + b"1" + b"]" * n)
+    elif choice == 5:
+        stats = data.get("model", {}).get("site_stats")
+        if isinstance(stats, dict) and stats:
+            key = rng.choice(sorted(stats))
+            stats[key] = rng.choice([-1, 10**30, "x", None, [], {"h": -3}, {"h": 10**9}, {"k": {"f": [1e308, -1]}}])
+    elif choice == 6:
+        data["model"] = {rng.choice(["site_stats", "tree", "entropy"]): "x" * rng.randint(1, 100_000)}
+    elif choice == 7:
+        data["format_version"] = rng.choice([0, 2, "1", None, 1.0])
+    else:
+        data["method"] = rng.choice(["default", "cetd", "sst", "nope", "", "../x"])
+    return json.dumps(data).encode("utf-8")
+
+
+def _load_hostile_model(good: bytes, rng: random.Random, folder: str) -> None:
+    """Load a hostile model file: a ``ModelFormatError`` or a working model are the only
+    acceptable outcomes (anything else is a crash)."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "model.json")
+    with open(path, "wb") as fh:
+        fh.write(hostile_model(rng, good))
+    try:
+        model = SiteCleaner.load(path)
+    except ModelFormatError:
+        return
+    check_result(model.clean(normal_page(rng, 99)))
 
 
 def _record(out: str, seed: int, index: int, kind: str, what: str, step: str, detail: str,

@@ -55,6 +55,10 @@ logger = logging.getLogger(__name__)
 FLUSH_META = "sst_flush"
 FLUSH_URL = "data:,sst-flush"
 
+#: seconds a response waits at most for the pipelines to clean released pages (an item
+#: that never reaches them, e.g. dropped by a later spider middleware, must not stall it)
+BACKPRESSURE_WAIT = 10.0
+
 #: content types treated as HTML pages (anything else passes through untouched)
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 
@@ -110,6 +114,7 @@ class ErrorReporter:
 
     #: stage -> what failed, as the log line says it
     STAGES = {
+        "record": "recording a page (site model look-up, holding)",
         "fit": "building a site model",
         "refine": "refining a site model",
         "clean": "cleaning a page",
@@ -224,6 +229,8 @@ class SSTSpiderMiddleware:
         self._direct_flush = False  # a direct hand-over to the scraper is running
         self._closing = False
         self._refining: dict[str, int] = {}
+        self._item_count = crawler.settings.getint("CLOSESPIDER_ITEMCOUNT", 0)
+        self._count_reached = False  # from then on, nothing is held
         self._failed: set[str] = set()  # sites whose fit raised: not held again
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -247,6 +254,31 @@ class SSTSpiderMiddleware:
     def spider_opened(self, spider: Any = None) -> None:
         self.store.open()
         self._install_close_hook()
+        self._start_hold_log()
+
+    def _start_hold_log(self) -> None:
+        """Every LOGSTATS_INTERVAL seconds (Scrapy's own log-stats pace), one INFO line
+        while items are held: Scrapy's "scraped N items" does not count them, so without
+        it a crawl that gathers samples looks stuck."""
+        from twisted.internet import task
+
+        try:
+            interval = float(self.crawler.settings.getfloat("LOGSTATS_INTERVAL", 60.0))
+        except Exception:
+            interval = 60.0
+        if interval > 0:
+            self._hold_log = task.LoopingCall(self.log_holds)
+            self._hold_log.start(interval, now=False).addErrback(
+                lambda f: logger.debug("sst: hold log stopped: %s", f.value))
+
+    def log_holds(self) -> None:
+        if not self._held_items:
+            return
+        oldest = max((time.monotonic() - h.since for h in self._holds.values() if h.items), default=0.0)
+        gathering = sum(1 for h in self._holds.values() if not h.building)
+        logger.info("sst: %d items held for %d sites (%d gathering their sample, %d fitting); the "
+                    "oldest hold is %.0f s old", self._held_items, len(self._holds), gathering,
+                    len(self._holds) - gathering, oldest)
 
     def spider_idle(self, spider: Any = None) -> None:
         """Items are held outside the engine's view: keep the spider open until they are out."""
@@ -269,6 +301,9 @@ class SSTSpiderMiddleware:
         raise DontCloseSpider("sst-cleaner: releasing held items")
 
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+        hold_log = getattr(self, "_hold_log", None)
+        if hold_log is not None and hold_log.running:
+            hold_log.stop()
         if self._pending():  # cannot happen unless the close hook could not be installed
             logger.error("sst: %d items were still held when the spider closed", self._pending())
             self.errors.count("held_at_close", self._pending())
@@ -303,7 +338,21 @@ class SSTSpiderMiddleware:
     def _pending(self) -> int:
         return self._held_items + len(self._ready)
 
-    # -- the spider output -------------------------------------------------------------------
+    # -- the spider input and output ---------------------------------------------------------
+    def process_spider_input(self, response: Response, spider: Any = None) -> None:
+        """Note the page before its callback runs: ``scrapy parse --pipelines`` sends the
+        callback's items to the pipelines before this middleware sees them, and the
+        pipeline finds their page by URL here (cleaned with what the site has: a
+        one-page run gets the page-level fallback)."""
+        if response.meta.get(FLUSH_META) or not is_html_response(response):
+            return
+        try:
+            self.store.note_callback_page(PageRecord(response.url, response.body,
+                                                     getattr(response, "encoding", None),
+                                                     self.store.site_key(response.url)))
+        except Exception as exc:
+            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
+
     async def process_spider_output(self, response: Response, result: AsyncIterator[Any],
                                     spider: Any = None) -> AsyncIterator[Any]:
         if response.meta.get(FLUSH_META):
@@ -313,18 +362,29 @@ class SSTSpiderMiddleware:
             self._listen_drops(False)
             await self._release_everything()
             while self._ready:
-                yield self._ready.popleft()
+                yield self._pop_ready()
             return
 
-        page = self._record_page(response)
+        await self._backpressure()  # before this page's items go out
+        page: Optional[PageRecord] = None
         hold: Optional[_SiteHold] = None
-        if page is not None and not self._closing:
-            hold = self._holds.get(page.site)
-            if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
-                hold = self._holds[page.site] = _SiteHold(page.site)
-            if hold is not None:
-                self._add_sample_page(hold, page)
-                self._enforce_bounds()
+        try:
+            page = self._record_page(response)
+            if page is not None and not self._closing and not self._count_reached:
+                loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
+                if loading is not None:
+                    await maybe_deferred_to_future(loading)
+                hold = self._holds.get(page.site)
+                if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
+                    hold = self._holds[page.site] = _SiteHold(page.site)
+                if hold is not None:
+                    self._add_sample_page(hold, page)
+                    self._enforce_bounds()
+        except Exception as exc:
+            # the page's items and requests must go on whatever went wrong here: its
+            # items pass unheld, cleaned by what the site has when they reach the pipeline
+            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
+            hold = None
 
         try:
             async for out in result:
@@ -344,9 +404,9 @@ class SSTSpiderMiddleware:
                     if self._held_items > self.config.max_held_items:  # a page with many items
                         self._enforce_bounds()
                         while self._ready:
-                            yield self._ready.popleft()
+                            yield self._pop_ready()
                 else:
-                    yield out
+                    yield self.store.item_out(out)
         except Exception:
             # the callback raised after yielding some items (Scrapy logs and counts the
             # error itself, after the items yielded before it): the page is recorded and
@@ -358,6 +418,44 @@ class SSTSpiderMiddleware:
             raise
         async for out in self._after_page(page, hold):
             yield out
+        await self._callback_items_cleaned(response)
+
+    def _pop_ready(self) -> Any:
+        """The next released item, counted as out of the middleware (see _backpressure)."""
+        return self.store.item_out(self._ready.popleft())
+
+    async def _backpressure(self) -> None:
+        """Released pages still waiting for their items to be cleaned count against
+        SST_MAX_HELD_BYTES with the held ones: past the cap, this response's processing
+        waits (at most BACKPRESSURE_WAIT seconds) until the pipelines have caught
+        up, so Scrapy stops handing over new responses instead of memory growing."""
+        cap = self.config.max_held_bytes
+        deadline = time.monotonic() + BACKPRESSURE_WAIT
+        waited = False
+        # checked again after each wake-up: responses waiting together must not all go
+        # on at once when the pipelines free a little room
+        while not self._closing and self.store.out_bytes > 0 and self.store.out_bytes + self._held_bytes > cap:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.store.inc("backpressure_timeouts")
+                return
+            if not waited:
+                self.store.inc("backpressure_waits")
+                waited = True
+            await maybe_deferred_to_future(self.store.wait_out_bytes(max(0, cap - self._held_bytes), left))
+
+    async def _callback_items_cleaned(self, response: Response) -> None:
+        """Wait for the cleaning of items the pipelines got straight from the callback
+        (``scrapy parse --pipelines``), so the run does not end before their text is in."""
+        noted = self.store.callback_page(response.url)
+        if noted is None or not isinstance(noted.clean_result, list):
+            return
+        waiter: Deferred = Deferred()
+        noted.clean_result.append(waiter)
+        try:
+            await maybe_deferred_to_future(waiter)
+        except Exception:  # the pipeline reports cleaning failures itself
+            pass
 
     async def _after_page(self, page: Optional[PageRecord],
                           hold: Optional[_SiteHold]) -> AsyncIterator[Any]:
@@ -371,8 +469,30 @@ class SSTSpiderMiddleware:
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
+        if self._item_count_reached():
+            await self._release_everything()
         while self._ready:
-            yield self._ready.popleft()
+            yield self._pop_ready()
+
+    def _item_count_reached(self) -> bool:
+        """Whether the items scraped and held together reach CLOSESPIDER_ITEMCOUNT.
+
+        Scrapy counts items as they are scraped, and held items are not yet: without
+        this a crawl would go on collecting (and holding) items long past the count.
+        Once it is reached, every held site is fitted with what it has (or cleaned page
+        by page) and its items released, so the count closes the crawl as it would
+        without the add-on; later items are not held."""
+        if not self._item_count:
+            return False
+        stats = getattr(self.crawler, "stats", None)
+        scraped = stats.get_value("item_scraped_count", 0) if stats is not None else 0
+        if scraped + self._held_items < self._item_count:
+            return False
+        if not self._count_reached:
+            self._count_reached = True
+            logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them",
+                        self._item_count)
+        return bool(self._held_items)
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
         """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
@@ -537,7 +657,7 @@ class SSTSpiderMiddleware:
             if isinstance(result, Failure):
                 self.errors.report("refine", result.value, f"site {page.site}, page {page.url}",
                                    "the model stays as it was")
-            else:
+            elif result is not None:  # None: skipped (no model, or the worker's budget spent)
                 self.store.inc("pages_refined")
 
         self.store.refine(page.site, page).addBoth(done)
@@ -572,6 +692,7 @@ class SSTSpiderMiddleware:
         or the flush request could not run)."""
         if closing:
             self._closing = True
+            self.store.release_out_waiters()  # responses waiting for room go on now
         if not self._pending():
             return
         self._direct_flush = True
@@ -579,7 +700,7 @@ class SSTSpiderMiddleware:
         try:
             await self._release_everything()
             while self._ready:
-                item = self._ready.popleft()
+                item = self._pop_ready()
                 n += 1
                 try:
                     if hasattr(scraper, "start_itemproc_async"):  # Scrapy >= 2.14

@@ -85,19 +85,18 @@ def _finite_float(text: str) -> float:
 
 
 def read_json_model(path: Union[str, os.PathLike]) -> dict:
+    """Read and check a model file: every model read goes through here (see
+    :mod:`~sst_cleaner.model_file` for what is refused and why)."""
+    from .model_file import check_model, read_model_bytes
+
     path = os.fspath(path)
+    raw = read_model_bytes(path, MAX_MODEL_BYTES)
     try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise ModelFormatError(f"cannot read model file {path!r}: {exc}") from exc
-    if size > MAX_MODEL_BYTES:
-        raise ModelFormatError(f"model file {path!r} is {size} bytes, over the {MAX_MODEL_BYTES} limit")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+        data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
     except ModelFormatError:
         raise
     # ValueError: JSON syntax, and integers over Python's 4300-digit conversion limit
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"model file {path!r} is not valid JSON: {exc}") from exc
+    check_model(data)
+    return data

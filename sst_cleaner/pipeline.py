@@ -163,6 +163,12 @@ class SSTPipeline:
     # -- the item --------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         page = self.store.page_for(item)
+        try:
+            return await self._process_item(item, page)
+        finally:
+            self.store.item_done(page)  # its page no longer counts as released
+
+    async def _process_item(self, item: Any, page: Any) -> Any:
         non_html = page is self._non_html
         if non_html:
             page = None
@@ -177,6 +183,9 @@ class SSTPipeline:
             value = adapter.get(cfg.source_field)
             if isinstance(value, (str, bytes)) and value:
                 html = value
+        if page is None and html is None and not non_html and cfg.url_field:
+            # items the spider middleware never saw (scrapy parse --pipelines)
+            page = self.store.callback_page(adapter.get(cfg.url_field))
         if page is None and html is None:
             self.store.inc("items_without_page")
             return self._flag(item, STATUS_NON_HTML if non_html else STATUS_NO_PAGE)

@@ -28,6 +28,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .model_file import check_model
 from .model_io import MAX_MODEL_BYTES, ModelFormatError, _finite_float, _reject_constant
 
 logger = logging.getLogger(__name__)
@@ -159,8 +160,8 @@ def decode_page(raw: bytes, max_bytes: int) -> tuple[str, bytes, Optional[str]]:
 
 def parse_model_json(raw: bytes, max_bytes: int) -> dict:
     """The model dict in a model key's ``json`` field: the same checks as a model file
-    (size cap, UTF-8 JSON, no NaN/Infinity); :meth:`SiteCleaner.from_dict` then checks
-    its structure. Never unpickled, never evaluated."""
+    (size cap, UTF-8 JSON, no NaN/Infinity, the model schema of ``model_file``);
+    :meth:`SiteCleaner.from_dict` then checks its state. Never unpickled, never evaluated."""
     if len(raw) > max_bytes:
         raise ModelFormatError(f"shared model is {len(raw)} bytes, over the {max_bytes} limit")
     try:
@@ -171,6 +172,7 @@ def parse_model_json(raw: bytes, max_bytes: int) -> dict:
         raise ModelFormatError(f"shared model is not valid JSON: {exc}"[:300]) from exc
     if not isinstance(data, dict):
         raise ModelFormatError("shared model is not a JSON object")
+    check_model(data)  # the schema every model file must pass
     return data
 
 

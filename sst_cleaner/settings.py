@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "SST_WORKERS": "process",
     "SST_PROCESSES": None,
     "SST_WORKER_INIT": None,
+    "SST_MAX_MODELS": 1000,
 }
 # the fleet's settings (SST_MODEL_STORE, SST_REDIS_*) are parsed beside their code
 from .redis_store import REDIS_DEFAULTS as _REDIS_DEFAULTS  # noqa: E402  (no redis import)
@@ -76,6 +77,7 @@ class SSTConfig:
     workers: str = "process"
     processes: int = 1
     worker_init: Optional[str] = None
+    max_models: int = 1000
 
 
 def outputs_of(config: "SSTConfig") -> tuple:
@@ -188,4 +190,5 @@ def load_config(settings: Any) -> SSTConfig:
         workers=workers,
         processes=processes,
         worker_init=_opt_str(worker_init),
+        max_models=get_int("SST_MAX_MODELS", 0),
     )

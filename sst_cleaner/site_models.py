@@ -35,7 +35,6 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from .cleaner import SiteCleaner
-from .model_io import ModelFormatError
 from .settings import SSTConfig
 
 logger = logging.getLogger(__name__)
@@ -150,7 +149,7 @@ def model_filename(site_key: str) -> str:
 class PageRecord:
     """One crawled HTML page, as the middleware recorded it (url, raw body, encoding)."""
 
-    __slots__ = ("url", "body", "encoding", "site", "clean_result", "__weakref__")
+    __slots__ = ("url", "body", "encoding", "site", "clean_result", "items_out", "__weakref__")
 
     def __init__(self, url: str, body: bytes, encoding: Optional[str], site: str):
         self.url = url
@@ -158,6 +157,7 @@ class PageRecord:
         self.encoding = encoding
         self.site = site
         self.clean_result: Any = None  # Deferred or CleanResult, shared by the page's items
+        self.items_out = 0  # items out of the middleware, not yet through the pipeline
 
     @property
     def size(self) -> int:
@@ -174,6 +174,9 @@ class PageRecord:
 class SiteModelStore:
     """Site models of one crawl, the item -> page map, and the CPU worker threads."""
 
+    #: pages remembered by :meth:`note_callback_page` (they are in callbacks now: a few)
+    CALLBACK_PAGES = 16
+
     def __init__(self, config: SSTConfig, stats: Any = None):
         self.config = config
         self.stats = stats
@@ -182,7 +185,15 @@ class SiteModelStore:
         self._locks: dict[str, threading.Lock] = {}
         self._dirty: set[str] = set()
         self._load_tried: set[str] = set()
+        self._refine_budget: Any = None
+        self._spill_dir: Optional[str] = None  # temporary folder of evicted worker models
+        self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self._item_pages: dict[int, tuple[Any, PageRecord]] = {}
+        self._callback_pages: dict[str, PageRecord] = {}
+        #: bytes of pages whose items left the middleware and are not through the pipeline
+        self.out_bytes = 0
+        self._peak_out = 0
+        self._out_waiters: list = []
         self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
         # SST_WORKERS = "process": the worker processes, calls waiting for them to
@@ -238,9 +249,15 @@ class SiteModelStore:
             self.save_all()
         finally:
             self._item_pages.clear()
+            self.release_out_waiters()  # nothing is cleaned any more: let them go
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None
+            if self._spill_dir is not None:
+                import shutil
+
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
+                self._spill_dir = None
             self._pending_calls = None
             if _ACTIVE is self:
                 _ACTIVE = None
@@ -251,15 +268,34 @@ class SiteModelStore:
         return str(self._site_key(url))
 
     def get(self, site_key: str) -> Optional[SiteCleaner]:
-        """The site's model, loading it from ``SST_MODEL_DIR`` the first time it is asked."""
-        model = self._models.get(site_key)
-        if model is None and self.config.model_dir and site_key not in self._load_tried:
+        """The site's model, if it has one in memory (built, or loaded by
+        :meth:`ensure_loaded`). Never reads a file: callers on the reactor thread use it."""
+        return self._models.get(site_key)
+
+    def ensure_loaded(self, site_key: str):
+        """The first time a site is seen with ``SST_MODEL_DIR`` set: read its model file in
+        a worker thread (bounded, checked: :mod:`~sst_cleaner.model_file`). Returns a
+        Deferred fired (never failed) once the model is in the store or was found
+        unusable, or None when there is nothing to read. A file that cannot be used (a
+        directory, unreadable, forged, over the size cap...) is logged, counted in
+        ``sst/models_rejected`` and the site builds a new model."""
+        if not self.config.model_dir or site_key in self._models:
+            return None
+        waiting = self._loading.get(site_key)
+        if waiting is None:
+            if site_key in self._load_tried:
+                return None
             self._load_tried.add(site_key)
-            model = self._load(site_key)
-        return model
+            waiting = self._loading[site_key] = []
+            self.run(self._read_model, site_key).addBoth(self._model_read, site_key)
+        from twisted.internet.defer import Deferred
+
+        d: Deferred = Deferred()
+        waiting.append(d)
+        return d
 
     def has_model(self, site_key: str) -> bool:
-        return self.get(site_key) is not None
+        return site_key in self._models
 
     def put(self, site_key: str, cleaner: SiteCleaner) -> None:
         self._models[site_key] = cleaner
@@ -289,28 +325,54 @@ class SiteModelStore:
             return None
         return os.path.join(self.config.model_dir, model_filename(site_key))
 
-    def _load(self, site_key: str) -> Optional[SiteCleaner]:
+    def from_dict(self, data: dict) -> SiteCleaner:
+        """A cleaner from model data, with this crawl's method parameters and limits
+        (``SST_PARAMS``), whatever the model was saved with."""
+        return SiteCleaner.from_dict(data, params=self.config.params)
+
+    def _read_model(self, site_key: str) -> tuple:
+        """In a worker thread: (cleaner or None, model data, path, why it was refused)."""
+        from .model_io import read_json_model
+
         path = self.model_path(site_key)
-        if path is None or not os.path.exists(path):
-            return None
         try:
-            model = SiteCleaner.load(path)
-        except (ModelFormatError, ValueError, TypeError, KeyError) as exc:
-            logger.warning("sst: ignoring unusable model file %s for site %s: %s", path, site_key, exc)
-            self.inc("errors")
-            return None
+            if path is None or not os.path.lexists(path):
+                return None, None, path, None
+            data = read_json_model(path)
+            model = self.from_dict(data)
+        except Exception as exc:  # untrusted file: anything is a refusal, never a crash
+            return None, None, path, exc
         if model.method != self.config.method:
-            logger.info("sst: model file %s was made by method %r, not %r; building a new one",
-                        path, model.method, self.config.method)
-            return None
-        self._models[site_key] = model
-        if self._pool is not None:  # the site's worker loads the same file
-            self._remote_pages[site_key] = model.n_pages
-            self._call(site_key, "load", (path,), lambda: None).addErrback(
-                lambda f: logger.warning("sst: the worker could not load %s: %s", path, f.value))
-        self.inc("models_loaded")
-        logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
-        return model
+            return None, None, path, f"made by method {model.method!r}, not {self.config.method!r}"
+        return model, data, path, None
+
+    def _model_read(self, outcome: Any, site_key: str) -> None:
+        """On the reactor thread: install what :meth:`_read_model` found, wake the waiters."""
+        try:
+            if not isinstance(outcome, tuple):  # a Failure: _read_model cannot fail, kept safe
+                outcome = (None, None, self.model_path(site_key), getattr(outcome, "value", outcome))
+            model, data, path, why = outcome
+            if why is not None:
+                logger.warning("sst: ignoring unusable model file %s for site %s (%s); building a "
+                               "new model", path, site_key, why)
+                self.inc("models_rejected")
+                if isinstance(why, BaseException):
+                    self.inc("errors")
+            elif model is not None and site_key not in self._models:
+                self._models[site_key] = model
+                if self._pool is not None:  # the site's worker gets the checked data, not the path
+                    self._remote_pages[site_key] = model.n_pages
+                    self._call(site_key, "put", (data,), lambda: None).addErrback(
+                        lambda f: logger.warning("sst: the worker could not take the model of %s: %s",
+                                                 site_key, f.value))
+                self.inc("models_loaded")
+                logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
+        except Exception:
+            logger.exception("sst: installing the model of site %s failed", site_key)
+            self.inc("errors")
+        finally:
+            for d in self._loading.pop(site_key, []):
+                d.callback(None)
 
     def save_all(self) -> None:
         if not self.config.model_dir:
@@ -355,6 +417,20 @@ class SiteModelStore:
         """Remember the page an item came from (the item object itself is the key)."""
         self._item_pages[id(item)] = (item, page)
 
+    def note_callback_page(self, page: PageRecord) -> None:
+        """Remember the page whose callback is running, by URL, for items that reach the
+        pipelines without passing the spider middleware (``scrapy parse --pipelines`` hands
+        a callback's items to the pipelines itself). Only the latest pages are kept."""
+        pages = self._callback_pages
+        pages.pop(page.url, None)
+        pages[page.url] = page
+        while len(pages) > self.CALLBACK_PAGES:
+            pages.pop(next(iter(pages)))
+
+    def callback_page(self, url: Any) -> Optional[PageRecord]:
+        """The page noted for ``url`` by :meth:`note_callback_page` (None if none)."""
+        return self._callback_pages.get(url) if isinstance(url, str) else None
+
     def page_for(self, item: Any) -> Optional[PageRecord]:
         """Pop the page ``item`` came from (None for items that came from no HTML page)."""
         entry = self._item_pages.pop(id(item), None)
@@ -366,6 +442,72 @@ class SiteModelStore:
         entry = self._item_pages.get(id(item))
         if entry is not None and entry[0] is item:
             del self._item_pages[id(item)]
+            self.item_done(entry[1])
+
+    # -- released pages: bytes out of the middleware, not yet cleaned ---------------------
+    def item_out(self, item: Any) -> Any:
+        """``item`` leaves the spider middleware: its page counts in :attr:`out_bytes`
+        until the item is through the pipeline (:meth:`item_done`). Returns the item."""
+        entry = self._item_pages.get(id(item))
+        page = entry[1] if entry is not None and entry[0] is item else None
+        if isinstance(page, PageRecord):
+            page.items_out += 1
+            if page.items_out == 1:
+                self.out_bytes += page.size
+                if self.out_bytes > self._peak_out:
+                    self._peak_out = self.out_bytes
+                    self.max_stat("peak_released_bytes", self.out_bytes)
+        return item
+
+    def item_done(self, page: Any) -> None:
+        """An item of ``page`` is through the pipeline (or dropped)."""
+        if not isinstance(page, PageRecord) or page.items_out <= 0:
+            return
+        page.items_out -= 1
+        if page.items_out == 0:
+            self.out_bytes -= page.size
+            if self._out_waiters:
+                self._wake_out_waiters()
+
+    def wait_out_bytes(self, limit: int, timeout: float):
+        """A Deferred fired once :attr:`out_bytes` is at most ``limit``, or after
+        ``timeout`` seconds, whichever comes first."""
+        from twisted.internet import reactor
+        from twisted.internet.defer import Deferred
+
+        d: Deferred = Deferred()
+        if self.out_bytes <= limit:
+            d.callback(None)
+            return d
+        entry: list = [limit, d, None]
+        entry[2] = reactor.callLater(timeout, self._out_wait_over, entry)
+        self._out_waiters.append(entry)
+        return d
+
+    def release_out_waiters(self) -> None:
+        """Fire every :meth:`wait_out_bytes` Deferred now (the crawl is closing)."""
+        waiters, self._out_waiters = self._out_waiters, []
+        for limit, d, call in waiters:
+            if call is not None and call.active():
+                call.cancel()
+            d.callback(None)
+
+    def _out_wait_over(self, entry: list) -> None:
+        if entry in self._out_waiters:
+            self._out_waiters.remove(entry)
+            entry[1].callback(None)
+
+    def _wake_out_waiters(self) -> None:
+        still = []
+        for entry in self._out_waiters:
+            limit, d, call = entry
+            if self.out_bytes <= limit:
+                if call is not None and call.active():
+                    call.cancel()
+                d.callback(None)
+            else:
+                still.append(entry)
+        self._out_waiters = still
 
     # -- CPU work: threads or worker processes ------------------------------------------
     @property
@@ -386,7 +528,13 @@ class SiteModelStore:
         cfg = self.config
         if cfg.workers != "process" or self._pool is not None or self._workers_given_up:
             return
-        self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init)
+        if cfg.max_models and not cfg.model_dir and self._spill_dir is None:
+            import tempfile
+
+            # evicted models of this crawl only: removed at the close
+            self._spill_dir = tempfile.mkdtemp(prefix="sst-models-")
+        self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init,
+                                cfg.max_models, cfg.model_dir or self._spill_dir)
         self._pending_calls = []
         self._deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
         self._count_spawned()
@@ -398,11 +546,15 @@ class SiteModelStore:
             self._spawned_seen = pool.spawned
 
     def _workers_started(self, pid: Any) -> None:
+        if self._pool is None:  # the crawl ended (or went to threads) before worker 0 answered
+            return
         logger.info("sst: worker processes up (SST_WORKERS = 'process', SST_PROCESSES = %d; each "
                     "starts when its first site needs it)", self._pool.n)
         self._run_pending_calls()
 
     def _workers_not_started(self, failure: Any) -> None:
+        if self._pool is None:  # closed meanwhile: nothing waits for the workers any more
+            return
         exc = getattr(failure, "value", failure)
         logger.warning("sst: worker processes could not start (%r); fitting and cleaning run in "
                        "threads instead. A custom method must be registered in the workers too: "
@@ -568,7 +720,7 @@ class SiteModelStore:
                 self._remote_pages[site] = cleaner.n_pages
                 return seconds, share
 
-            return self.run(SiteCleaner.from_dict, data).addCallback(keep)
+            return self.run(self.from_dict, data).addCallback(keep)
 
         return d.addCallback(built)
 
@@ -581,18 +733,26 @@ class SiteModelStore:
 
     def refine(self, site: str, page: PageRecord):
         """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
-        from .workers import refine_site
+        from .workers import REFINE_SKIPPED, refine_site
 
         model, lock = self.get(site), self.lock(site)
+        if self._refine_budget is None:
+            from .refine_budget import RefineBudget
+
+            self._refine_budget = RefineBudget()  # the thread mode's share
+        budget = self._refine_budget
 
         def done(n_pages: Optional[int]) -> Optional[int]:
+            if n_pages == REFINE_SKIPPED:
+                self.inc("refinements_skipped")
+                return None
             if n_pages is not None and site in self._remote_pages:
                 self._remote_pages[site] = max(self._remote_pages[site], n_pages)
             self.mark_dirty(site)
             return n_pages
 
         return self._call(site, "refine", page.fields,
-                          lambda: refine_site(model, *page.fields, lock=lock)).addCallback(done)
+                          lambda: refine_site(model, *page.fields, lock=lock, budget=budget)).addCallback(done)
 
     def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False, outputs: tuple = ()):
         """Clean ``page`` with its site's model (the page-level fallback if the site has

@@ -465,10 +465,26 @@ class SiteStatsModel:
     def fit(self, pages: list[PreparedPage]) -> None:
         self.stats = SiteStats()
         for p in pages:
-            self.stats.add(analyse_page(p))
+            self.apply_page(analyse_page(p))
 
     def partial_fit(self, page: PreparedPage) -> None:
-        self.stats.add(analyse_page(page))
+        self.apply_page(self.prepare_page(page))
+
+    # partial_fit in two steps, so that SiteCleaner can bound it: the analysis touches no
+    # model state and may be interrupted; the update is small by construction (learn_caps)
+    def prepare_page(self, page: PreparedPage) -> PageAnalysis:
+        return analyse_page(page)
+
+    def apply_page(self, pa: PageAnalysis) -> bool:
+        """Learn an analysed page, within the per-page caps; False (nothing learnt) when
+        the site model is full."""
+        from . import learn_caps
+
+        pa = learn_caps.capped_for_learning(pa)
+        if learn_caps.stats_entries(self.stats) + learn_caps.page_entries(pa) > learn_caps.MAX_SITE_ENTRIES:
+            return False
+        self.stats.add(pa)
+        return True
 
     def shard_state(self) -> SiteStats:
         """What a process that learnt some of the site's pages sends back to be merged."""

@@ -12,6 +12,7 @@ them backtrack.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import unicodedata
@@ -140,8 +141,15 @@ class BoundedMemo(dict):
         return value
 
 
+#: longer tokens are learnt as a short digest: a model stores features as text, and a
+#: page can hold one multi-megabyte "word" (the dev corpora's longest feature has 67)
+MAX_FEATURE_CHARS = 100
+
+
 def _token_features(tok: str) -> tuple:
     """A token's features: () for a stop word or number, (stem,), or the CJK bigrams."""
+    if len(tok) > MAX_FEATURE_CHARS:
+        return ("#" + hashlib.blake2b(tok.encode("utf-8", "replace"), digest_size=8).hexdigest(),)
     if not tok.isascii() and any(is_cjk(c) for c in tok):
         return tuple(_cjk_bigrams(tok))
     if tok in STOP_WORDS or tok.isdigit() or len(tok) < 2:

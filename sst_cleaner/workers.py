@@ -96,7 +96,8 @@ def import_callable(path: str) -> Callable[..., Any]:
 _W: dict = {}  # the worker's state: method, params, models, fallback
 
 
-def _init_worker(method: str, params: dict, init: Optional[str]) -> None:
+def _init_worker(method: str, params: dict, init: Optional[str], max_models: int = 0,
+                 spill_dir: Optional[str] = None) -> None:
     """Runs once in each new worker process."""
     import signal
 
@@ -106,7 +107,15 @@ def _init_worker(method: str, params: dict, init: Optional[str]) -> None:
     if init:
         import_callable(init)()
     _W.clear()
-    _W.update(method=method, params=params, models={}, fallback=None)
+    if max_models:
+        from .cleaner import SiteCleaner
+        from .model_cache import ModelCache
+
+        models: Any = ModelCache(max_models, spill_dir,
+                                 lambda path: SiteCleaner.load(path, params=params))
+    else:
+        models = _Models()
+    _W.update(method=method, params=params, models=models, fallback=None)
 
 
 def _cleaner():
@@ -155,9 +164,15 @@ def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tu
     return cleaner, seconds, (sum(shares) / len(shares) if shares else 0.0)
 
 
+#: what :func:`refine_site` returns for a refinement its worker's budget skipped
+REFINE_SKIPPED = -1
+
+
 def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
-                lock: Any = contextlib.nullcontext()) -> Optional[int]:
-    """``partial_fit`` of ``model`` with one page: its page count (None: no model)."""
+                lock: Any = contextlib.nullcontext(), budget: Any = None) -> Optional[int]:
+    """``partial_fit`` of ``model`` with one page: its page count (None: no model;
+    ``REFINE_SKIPPED``: the worker's :class:`~sst_cleaner.refine_budget.RefineBudget`
+    is spent)."""
     if model is None:
         return None
     from .learnt import page_key
@@ -166,10 +181,17 @@ def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
     if key in model.learnt:  # learnt already (a re-crawl): not parsed for nothing
         with lock:
             return model.partial_fit(None, key=key).n_pages
-    prepared = _parse(url, body, encoding, model.limits)
-    with lock:
-        model.partial_fit(prepared, key=key)
-        return model.n_pages
+    if budget is not None and not budget.allow():
+        return REFINE_SKIPPED
+    start = time.thread_time()
+    try:
+        # parsed inside partial_fit, so the page's time budget covers parsing too
+        with lock:
+            model.partial_fit((url, body, encoding), key=key)
+            return model.n_pages
+    finally:
+        if budget is not None:
+            budget.spend(time.thread_time() - start)
 
 
 def choose_cleaner(model: Any, fallback: Callable[[], Any]) -> tuple:
@@ -192,6 +214,20 @@ def clean_page(cleaner: Any, site_model: bool, url: str, body: bytes, encoding: 
     return clean_fields(result, sentences, blocks, site_model, outputs)
 
 
+class _Models(dict):
+    """Every model kept (``SST_MAX_MODELS = 0``): the interface of ModelCache on a dict."""
+
+    def put(self, site: str, model: Any) -> None:
+        self[site] = model
+
+    def save(self, site: str, path: str) -> bool:
+        model = self.get(site)
+        if model is None:
+            return False
+        model.save(path)
+        return True
+
+
 def _fallback():
     if _W["fallback"] is None:
         _W["fallback"] = _cleaner()
@@ -201,12 +237,17 @@ def _fallback():
 def _op_fit(site: str, pages: list) -> tuple:
     """Fits the site's model (see :func:`fit_site`): (seconds, share, the model as ``to_dict``)."""
     cleaner, seconds, share = fit_site(_W["method"], _W["params"], pages)
-    _W["models"][site] = cleaner
+    _W["models"].put(site, cleaner)
     return seconds, share, cleaner.to_dict()
 
 
 def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Optional[int]:
-    return refine_site(_W["models"].get(site), url, body, encoding)
+    from .refine_budget import RefineBudget
+
+    budget = _W.get("refine_budget")
+    if budget is None:
+        budget = _W["refine_budget"] = RefineBudget()
+    return refine_site(_W["models"].get(site), url, body, encoding, budget=budget)
 
 
 def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
@@ -218,22 +259,20 @@ def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
 def _op_put(site: str, data: dict) -> None:
     from .cleaner import SiteCleaner
 
-    _W["models"][site] = SiteCleaner.from_dict(data)
+    # the crawl's parameters and limits (SST_PARAMS), not the ones the model was saved with
+    _W["models"].put(site, SiteCleaner.from_dict(data, params=_W["params"]))
 
 
 def _op_load(site: str, path: str) -> int:
     from .cleaner import SiteCleaner
 
-    model = _W["models"][site] = SiteCleaner.load(path)
+    model = SiteCleaner.load(path, params=_W["params"])
+    _W["models"].put(site, model)
     return model.n_pages
 
 
 def _op_save(site: str, path: str) -> bool:
-    model = _W["models"].get(site)
-    if model is None:
-        return False
-    model.save(path)
-    return True
+    return _W["models"].save(site, path)
 
 
 def _op_crash(site: str) -> None:  # for tests: a worker that dies mid-call
@@ -265,7 +304,7 @@ class RemoteTraceback(Exception):
 
 
 def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: dict,
-                 init: Optional[str]) -> None:
+                 init: Optional[str], max_models: int = 0, spill_dir: Optional[str] = None) -> None:
     """A worker process: runs the calls of ``requests`` in order, answers on ``answers``.
 
     A request is ``(seq, op, site, args)``; the answer ``(seq, ok, value)``, value being
@@ -277,7 +316,7 @@ def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: di
     import traceback
 
     try:
-        _init_worker(method, params, init)
+        _init_worker(method, params, init, max_models, spill_dir)
     except BaseException as exc:  # the Scrapy process falls back to threads
         answers.send((-1, False, (_picklable(exc), traceback.format_exc())))
         return
@@ -449,13 +488,14 @@ class _Worker:
 class WorkerPool:
     """``n`` worker processes; each site is pinned to one of them."""
 
-    def __init__(self, n: int, method: str, params: dict, init: Optional[str] = None):
+    def __init__(self, n: int, method: str, params: dict, init: Optional[str] = None,
+                 max_models: int = 0, spill_dir: Optional[str] = None):
         import itertools
         import multiprocessing
 
         self.n = max(1, int(n))
         self._ctx = multiprocessing.get_context("spawn")
-        self._initargs = (method, dict(params), init)
+        self._initargs = (method, dict(params), init, max_models, spill_dir)
         self._workers: list[Optional[_Worker]] = [None] * self.n
         self._seq = itertools.count()
         self.last_seq = -1

@@ -45,7 +45,7 @@ HTML = st.lists(PIECE, max_size=60).map("".join)
 
 def _check_clean(method, data):
     result = SiteCleaner(method=method, limits=SMALL).clean(data)
-    check_result(result)
+    check_result(result, data)
     return result
 
 
@@ -88,7 +88,7 @@ def test_fuzz_generators_pass_the_invariants_at_small_scale(kind):
         pytest.skip(f"no {kind} case in the first 200")
     check_page(parse_html(data, encoding=encoding))
     for method in METHODS:
-        check_result(SiteCleaner(method=method).clean(data))
+        check_result(SiteCleaner(method=method).clean(data), data)
 
 
 def test_fuzz_runner_reports_no_failure_on_a_short_run(tmp_path):

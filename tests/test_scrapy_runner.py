@@ -207,6 +207,25 @@ class RecordPipeline:
         return item
 
 
+class SlowPipeline:
+    """Takes SLOW_PIPELINE_SECONDS per item without blocking the reactor (a pipeline that
+    writes to a slow store): released pages pile up unless something pushes back."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "SlowPipeline":
+        return cls(crawler.settings.getfloat("SLOW_PIPELINE_SECONDS", 0.05))
+
+    async def process_item(self, item: Any, spider: Any = None) -> Any:
+        from twisted.internet import reactor, task
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        await maybe_deferred_to_future(task.deferLater(reactor, self.seconds, lambda: None))
+        return item
+
+
 class BlockDataUrls:
     """Downloader middleware refusing data: URLs (so the idle flush request fails)."""
 
