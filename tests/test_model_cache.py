@@ -9,15 +9,9 @@ from conftest import assert_exactly_once, crawl_in_subprocess
 
 from sst_cleaner import SiteCleaner
 from sst_cleaner.model_cache import ModelCache
+from story_pages import STORY_PAGES
 
-PAGES = [
-    "<html><head><title>Story %d</title></head><body><ul class='nav'><li><a href='/'>Home</a></li>"
-    "<li><a href='/n'>News</a></li></ul><div class='art'><h1>Headline number %d</h1>"
-    "<p>The council met on day %d to discuss the river bridge and the new library.</p>"
-    "<p>Residents said the plan number %d was good for the city.</p></div>"
-    "<div id='foot'>Copyright Example Daily</div></body></html>" % (i, i, i, i)
-    for i in range(5)
-]
+PAGES = STORY_PAGES
 
 
 def test_least_recently_used_models_go_to_disk_and_come_back(tmp_path):
