@@ -212,6 +212,15 @@ def page_weights(page_ids, w) -> np.ndarray:
     return np.array([t / tot[pid] for pid, t in zip(page_ids, w)]) * 1000
 
 
+def balance_corpora(sw, page_ids, corpus_of) -> np.ndarray:
+    """Every corpus (and mode) weighs the same in all, whatever its number of pages."""
+    pages = defaultdict(set)
+    for pid in page_ids:
+        pages[corpus_of[pid]].add(pid)
+    mean = sum(len(v) for v in pages.values()) / len(pages)
+    return np.array([w * mean / len(pages[corpus_of[pid]]) for w, pid in zip(sw, page_ids)])
+
+
 def predict_held_out(rows, held, params_site, params_page, X=None) -> np.ndarray:
     """Probabilities for the rows where ``held`` is True, from scorers learnt on the rest;
     site rows and page rows each by their own scorer."""
@@ -293,6 +302,9 @@ def main():
     ap.add_argument("--dump", default=None,
                     help="write the LOCO verdict on every row (page, kept, label, text) as JSON lines, "
                          "for page-by-page study of the dev corpora")
+    ap.add_argument("--balance-corpora", action=argparse.BooleanOptionalAction, default=True,
+                    help="weigh every corpus (and mode) the same in all, not every page "
+                         "(chosen by leave-one-corpus-out)")
     ap.add_argument("--jobs", type=int, default=1, help="folds learnt in this many processes")
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
     args = ap.parse_args()
@@ -303,6 +315,8 @@ def main():
         return
     rows["ylab"] = (rows["y"] >= args.label_threshold).astype(int)
     rows["sw"] = page_weights(rows["pid"], rows["w"])
+    if args.balance_corpora:
+        rows["sw"] = balance_corpora(rows["sw"], rows["pid"], rows["corpus"])
     rows["is_page"] = np.array([pid.endswith(PAGE_SUFFIX) for pid in rows["pid"]])
     corpus_of_row = np.array([g.split("/", 1)[0] for g in rows["group"]])
     shown = [c + suf for c in corpora for suf in ("", PAGE_SUFFIX) if c + suf in set(rows["corpus"].values())]
@@ -332,6 +346,7 @@ def main():
         spec = {"trained_on": corpora, "hgb": HGB, "page_hgb": PAGE_HGB,
                 "label_threshold": args.label_threshold, "weights": "page",
                 "stage1": export_hgb(m_site, FEATURE_NAMES), "page": export_hgb(m_page, FEATURE_NAMES)}
+        spec["balance_corpora"] = args.balance_corpora
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(spec, fh, separators=(",", ":"))
         print("wrote", args.out)
