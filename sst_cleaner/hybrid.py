@@ -1,8 +1,8 @@
 """The default method: site evidence subtracts, page evidence selects, sentence by sentence.
 
 Each sentence of a page is described by the three kinds of evidence the papers give, and
-a small boosted-tree scorer (learnt on the dev corpora by ``benchmarks/train_default.py``,
-shipped as ``data/default_scorer.json``, evaluated here with numpy) weighs them:
+small boosted-tree scorers (learnt on the dev corpora by ``benchmarks/train_default.py``,
+shipped as ``data/default_scorer.json``, evaluated here with numpy) weigh them:
 
 * **structure** (SST, Yi, Liu & Li): how many other pages have the sentence's style node,
   and how much of that node's text recurs across pages (a node whose text is template on
@@ -11,14 +11,18 @@ shipped as ``data/default_scorer.json``, evaluated here with numpy) weighs them:
 * **words** (informative sentences): the sentence entropy E(S) over the node's collection
   and the number of other pages that carry the exact sentence;
 * **density** (CETD, Sun, Song & Liao): whether the sentence lies in the content region
-  that Algorithm 2 picks once the site's template text is zeroed out, plus the block's link
-  density and prose-likeness (length, stop-word share);
+  that Algorithm 2 picks once the site's template text is zeroed out and in its subtree
+  of largest DensitySum, the container a reader-view extractor would pick (Readability's
+  paragraph scoring), plus the block's link density and prose-likeness (length,
+  stop-word share);
 * **containers**: template and link share of the block's containers and neighbours, and
   whether the block lies in the page's main container (the deepest element holding at
-  least half of the page's non-template text).
+  least half of the page's non-template text) or in the wide one (nine tenths of it).
 
-With no site evidence yet (before fit, or a site of one page) the same scorer runs with
-the site features absent: the page-level fallback.
+A page with no other page of its site to compare with (before fit, a site of one page)
+is judged by a second scorer, learnt on pages seen alone: the page-level fallback. A
+site model that keeps (almost) nothing of a page hands it to that scorer too
+(``status == "site_empty"``).
 """
 from __future__ import annotations
 
