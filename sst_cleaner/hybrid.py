@@ -489,44 +489,43 @@ class HybridMethod(SiteStatsModel):
         self.stats = SiteStats()
         self._scorers = load_scorer(scorer)
 
-    def score_page(self, page: PreparedPage, alone: bool = False):
-        """(analysis, rows, probabilities): every sentence of the page with its score.
-        ``alone``: judge the page as the page-level fallback does, whatever the model
-        knows of its site."""
+    def score_page(self, page: PreparedPage):
+        """(analysis, rows, probabilities): every sentence of the page with its score."""
         pa = analyse_page(page)
-        view = self.stats.page_view(pa) if self.stats.n_pages and not alone else None
-        region = cetd_region(pa, view)
-        rows = sentence_features(view, pa, region)
+        view = self.stats.page_view(pa) if self.stats.n_pages else None
+        return (pa,) + self._score(pa, view)
+
+    def _score(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, list]:
+        """(rows, probabilities) of the page's sentences, judged with ``view`` (None:
+        the page alone)."""
+        rows = sentence_features(view, pa, cetd_region(pa, view))
         if not rows:
-            return pa, rows, []
+            return rows, []
         # a page with no other page of its site to compare with is judged alone
         alone = view is None or view.n_other == 0
         probs = self._scorers.predict(rows, alone)
         if self.include_comments:
             probs = [1.0 if _is_comment_prose(b, s) else p for (b, s, _f), p in zip(rows, probs)]
-        return pa, rows, probs
+        return rows, probs
 
     def clean(self, page: PreparedPage) -> CleanResult:
         pa, rows, probs = self.score_page(page)
         if not self.stats.n_pages:
             return self._result(page, pa, rows, probs, "default(page-level)")
-        result = self._result(page, pa, rows, probs, "default")
-        if self._kept_words(rows, probs) < NEARLY_EMPTY_WORDS:
+        kept = self._kept_words(rows, probs)
+        if kept < NEARLY_EMPTY_WORDS:
             # The site's evidence left (almost) nothing: a page whose own matter recurs
             # across the site, or a page unlike the sample. The page-level verdict is the
             # better guess, and the status says the site model did not make it.
-            pa, rows, probs = self.score_page(page, alone=True)
-            if self._kept_words(rows, probs) > self._kept_words_of(result):
-                result = self._result(page, pa, rows, probs, "default(page-level)")
+            alone_rows, alone_probs = self._score(pa, None)
+            if self._kept_words(alone_rows, alone_probs) > kept:
+                result = self._result(page, pa, alone_rows, alone_probs, "default(page-level)")
                 result.status = STATUS_SITE_EMPTY
-        return result
+                return result
+        return self._result(page, pa, rows, probs, "default")
 
     def _kept_words(self, rows, probs) -> int:
         return sum(s.n_words for (_b, s, _f), p in zip(rows, probs) if p >= self.threshold)
-
-    @staticmethod
-    def _kept_words_of(result: CleanResult) -> int:
-        return sum(len(s.split()) for s in result.sentences)
 
     def _result(self, page: PreparedPage, pa: PageAnalysis, rows, probs, method: str) -> CleanResult:
         kept_by_block: dict = {}
