@@ -97,14 +97,10 @@ def load_redis_config(settings: Any) -> Optional[RedisConfig]:
         value = settings.get(name)
         return REDIS_DEFAULTS[name] if value is None else value
 
+    from .settings import checked_number  # here: settings imports this module's defaults
+
     def number(name: str, kind: type, minimum: float) -> Any:
-        try:
-            value = kind(get(name))
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a number, got {get(name)!r}") from None
-        if value < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {value}")
-        return value
+        return checked_number(name, get(name), kind, minimum)
 
     prefix = str(get("SST_REDIS_PREFIX")).strip()
     if not prefix or any(ch in prefix for ch in "{}\r\n "):

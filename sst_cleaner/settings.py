@@ -98,6 +98,18 @@ def _opt_str(value: Any) -> Optional[str]:
     return value or None
 
 
+def checked_number(name: str, raw: Any, kind: type, minimum: float) -> Any:
+    """``raw`` as ``kind`` (int or float), at least ``minimum``; a ``ValueError`` naming the
+    setting otherwise."""
+    try:
+        value = kind(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
 def load_config(settings: Any) -> SSTConfig:
     """Read the ``SST_*`` settings (a Scrapy ``Settings`` or a plain dict).
 
@@ -110,13 +122,7 @@ def load_config(settings: Any) -> SSTConfig:
         return DEFAULTS[name] if value is None else value
 
     def get_int(name: str, minimum: int) -> int:
-        try:
-            value = int(get(name))
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be an integer, got {get(name)!r}") from None
-        if value < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {value}")
-        return value
+        return checked_number(name, get(name), int, minimum)
 
     def get_bool(name: str) -> bool:
         value = get(name)
