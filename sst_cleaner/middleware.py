@@ -514,7 +514,7 @@ class SSTSpiderMiddleware:
         if id(page) in hold.page_ids:
             return
         hold.page_ids.add(id(page))
-        if not hold.building and len(hold.pages) < self.config.sample_pages:
+        if len(hold.pages) < self.config.sample_pages:  # during a fit too: it may end without a model
             hold.pages.append(page)
         if self._shared and not hold.building:
             self.store.sample_added(hold.site, page)
@@ -612,6 +612,9 @@ class SSTSpiderMiddleware:
 
     def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
         if len(built) > 2:  # a shared store loaded the fleet's model, or the fleet has none
+            if built[2] == "none" and reason == "fleet" and not self._closing:
+                self._hold_on(hold)
+                return
             self._fit_ended(hold)
             return
         seconds, share = built
@@ -623,6 +626,16 @@ class SSTSpiderMiddleware:
                     "%.0f%% of the sample's text judged template",
                     hold.site, n_pages, seconds, reason, 100 * share)
         self._fit_ended(hold)
+
+    def _hold_on(self, hold: _SiteHold) -> None:
+        """The fleet announced a model of the site that was then rejected (or expired)
+        while this process had too few pages to build one: the site is held on and built
+        from its own sample, or at the end of the crawl, rather than given up."""
+        hold.building = False
+        if hold.waiters:  # the end of the crawl is waiting on this site
+            self._build(hold, reason="end")
+        else:
+            self._start_sample_build(hold)
 
     def _fit_ended(self, hold: _SiteHold) -> None:
         hold.building = False
