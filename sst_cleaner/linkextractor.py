@@ -19,7 +19,10 @@ union of:
   (``CleanResult.blocks`` labelled noise), for every method: the teasers of a listing
   page and the links of an article are content, while site menus, footers, ads and other
   template blocks are noise. WISDOM's informative structure is its article blocks *and*
-  its TOC blocks, so both are kept; methods without link blocks have only this part;
+  its TOC blocks, so both are kept; methods without link blocks have only this part.
+  A noise block whose parent element also holds content blocks counts as content: a
+  teaser's headline recurs on the home page and in "most read" lists, so it looks like
+  template, while the summary beside it does not;
 * **pagination** (``pagination=True``, the default) -- the links to other pages of the
   same paginated series as the page itself (see :func:`is_pagination_link`). A pager
   ("Older stories", "2 3 4 Next") is template by every site-level measure (the same
@@ -242,6 +245,8 @@ class InformativeLinkExtractor(LinkExtractor):
             for u in blk.get("links", ()):
                 out.setdefault(_norm(u), "link_block")
         noise = {b.xpath for b in result.blocks if b.label == NOISE}
+        kept_blocks = [b.xpath for b in result.blocks if b.label != NOISE]
+        in_record: dict = {}
         page_url = response.url
         for a in page.root.iter("a", "area"):
             href = a.get("href")
@@ -257,13 +262,30 @@ class InformativeLinkExtractor(LinkExtractor):
             blk = a.getparent()
             while blk is not None and blk.tag not in BLOCK_TAGS and blk is not page.root:
                 blk = blk.getparent()
-            if blk is None or page.xpath_of(blk) not in noise:
+            if blk is None or page.xpath_of(blk) not in noise \
+                    or _record_is_content(page, blk, kept_blocks, in_record):
                 out[url] = "content"
             elif self.pagination:
                 text = normalize_space("".join(a.itertext())) if a.tag == "a" else a.get("alt", "")
                 if is_pagination_link(page_url, url, text, a.get("rel") or ""):
                     out[url] = "pagination"
         return out
+
+
+def _record_is_content(page: Any, blk: Any, kept_blocks: list[str], memo: dict) -> bool:
+    """Whether a noise block is part of a record whose other blocks are content: a
+    teaser's headline whose words recur elsewhere on the site (the same title on the
+    home page, in a "most read" list) is judged template, while its summary beside it
+    is not, and the headline holds the link to the article. The record is the block's
+    parent element; the page root and body are no record."""
+    parent = blk.getparent()
+    if parent is None or parent is page.root or parent.tag in ("html", "body"):
+        return False
+    key = page.xpath_of(parent)
+    if key not in memo:
+        prefix = key + "/"
+        memo[key] = any(x.startswith(prefix) for x in kept_blocks)
+    return memo[key]
 
 
 __all__ = ["InformativeLinkExtractor", "is_pagination_link", "same_series"]

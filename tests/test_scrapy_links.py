@@ -80,6 +80,35 @@ def test_pagination_kept_besides_link_blocks_menu_dropped():
     assert [link.url for link in off.extract_links(response)] == ["http://ex.com/a2", "http://ex.com/a3"]
 
 
+def test_teaser_whose_headline_recurs_on_the_site_keeps_its_link():
+    """A listing's teaser is a record: its headline, a link to the article, also appears
+    on the home page and in "most read", so the model judges it template, but its summary
+    is content, and the link must be followed or the article is never reached."""
+    from sst_cleaner.demo.site import DemoSite
+
+    site, base = DemoSite(seed=11, n_articles=60, per_listing=4), "http://127.0.0.1:8000"
+    sample = ["/", "/article/inside-the-distant-botanist-of-pellmarsh-0.html", "/section/science/",
+              "/article/the-village-that-inspected-a-mill-57.html", "/section/culture/", "/section/sport/",
+              "/article/how-kettering-restored-its-wooden-bridge-2.html",
+              "/article/how-larkspur-surveyed-its-fragile-sculptor-10.html"]
+    model = SiteCleaner(method="wisdom").fit([(base + p, site.page(p)) for p in sample])
+    lx = InformativeLinkExtractor(models={"127.0.0.1": model})
+    articles = set(site.article_paths)
+    for path in site.paths:
+        if not path.startswith("/section/"):
+            continue
+        html = site.page(path)
+        response = HtmlResponse(url=base + path, body=html.encode("utf-8"), encoding="utf-8")
+        teasers = set(response.css("main section div h2 a::attr(href)").getall())
+        assert teasers and teasers <= articles
+        kept = {link.url[len(base):] for link in lx.extract_links(response)}
+        assert teasers <= kept, (path, teasers - kept)
+        # the menu's other sections are still dropped (the section's own first page is
+        # this page's series)
+        others = {m for m in response.css("header nav a::attr(href)").getall() if not path.startswith(m)}
+        assert len(others) == 5 and not others & kept
+
+
 class _RecordingLock:
     """A real lock that records that it was held while the model was used."""
 
@@ -125,7 +154,11 @@ def _start_crawl(tmp: Path, links: str) -> tuple[subprocess.Popen, Path]:
     out = tmp / f"summary-{links}.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "scrapy", "crawl", "demo_links", "-a", f"links={links}",
-           "-a", "seed=11", "-a", "summary=" + str(out), "-s", "SST_SAMPLE_PAGES=10"]
+           "-a", "seed=11", "-a", "summary=" + str(out), "-s", "SST_SAMPLE_PAGES=10",
+           # a local server answers at once: with Scrapy's 16 concurrent requests most of
+           # the site is downloaded before the first fit ends (and a worker process has
+           # started), which no real site allows
+           "-s", "CONCURRENT_REQUESTS=4", "-s", "SST_WORKERS=thread"]
     proc = subprocess.Popen(cmd, cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     return proc, out
