@@ -2,12 +2,12 @@ from setuptools import find_packages, setup
 
 setup(
     name="sst-cleaner",
-    version="0.1.0",
+    version=__import__("re").search(r"\"(.+)\"", open("sst_cleaner/_version.py").read()).group(1),
     description="Site-level main-content extraction for Scrapy crawls (Site Style Tree and friends)",
     long_description=open("README.md", encoding="utf-8").read() if __import__("os").path.exists("README.md") else "",
     long_description_content_type="text/markdown",
     packages=find_packages(include=["sst_cleaner", "sst_cleaner.*"]),
-    package_data={"sst_cleaner": ["data/*.json"]},
+    package_data={"sst_cleaner": ["py.typed"], "sst_cleaner.engine.methods.sitestats": ["data/*.json"]},
     include_package_data=True,
     python_requires=">=3.10",
     install_requires=[
@@ -27,5 +27,5 @@ setup(
         "redis": ["redis>=4.5"],
         "bench": ["trafilatura", "lxml_html_clean", "scikit-learn"],
     },
-    entry_points={"console_scripts": ["sst-cleaner=sst_cleaner.cli:main"]},
+    entry_points={"console_scripts": ["sst-cleaner=sst_cleaner.cli._main:main"]},
 )

@@ -38,8 +38,8 @@ def reference_page(n_elements: int, seed: int = 0) -> str:
 
 def main() -> None:
     from sst_cleaner import SiteCleaner
-    from sst_cleaner.dom import parse_html
-    from sst_cleaner.limits import DEFAULT_LIMITS
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine._limits import DEFAULT_LIMITS
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--elements", type=int, default=40_000)

@@ -24,8 +24,8 @@ sys.path.insert(1, os.getcwd())
 from pages import load_manifest, read_page  # noqa: E402
 from score import evaluate, find_manifests, prf  # noqa: E402
 
-from sst_cleaner.cetd import CETDMethod  # noqa: E402
-from sst_cleaner.dom import parse_html  # noqa: E402
+from sst_cleaner.engine.methods.cetd import CETDMethod  # noqa: E402
+from sst_cleaner.engine._dom import parse_html  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Crawl speed with and without sst-cleaner (a benchmark, not a test).
 
-Serves a generated ~2,000-page site (sst_cleaner.demo) on 127.0.0.1, crawls it twice with
+Serves a generated ~2,000-page site (sst_cleaner.tools.demo) on 127.0.0.1, crawls it twice with
 the same spider, once plain and once with the sst-cleaner add-on (middleware + pipeline),
 each crawl in a fresh process, and prints pages/s for both and their ratio (target >= 0.8).
 
@@ -108,7 +108,7 @@ def main() -> None:
         child(json.loads(args.child))
         return
     from sst_cleaner import available_methods
-    from sst_cleaner.demo import DemoServer, DemoSite
+    from sst_cleaner.tools.demo import DemoServer, DemoSite
 
     method = args.method or ("default" if "default" in available_methods() else "cetd")
     site = DemoSite(seed=1, n_articles=args.articles)

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from sst_cleaner.demo import DemoServer, DemoSite, prf  # noqa: E402
+from sst_cleaner.tools.demo import DemoServer, DemoSite, prf  # noqa: E402
 
 
 def _env() -> dict:

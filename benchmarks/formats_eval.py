@@ -32,7 +32,7 @@ def _norm(text: str) -> str:
 
 def pre_blocks(page, gold: str) -> list[str]:
     """The verbatim text of the page's ``pre`` blocks that are main content."""
-    from sst_cleaner.formats import verbatim
+    from sst_cleaner.engine._formats import verbatim
 
     gold_flat = _norm(gold)
     out = []
@@ -50,7 +50,7 @@ def run_corpus(datasets: str, corpus: str):
     from score import evaluate
 
     from sst_cleaner import SiteCleaner
-    from sst_cleaner.dom import parse_html
+    from sst_cleaner.engine._dom import parse_html
 
     manifest = os.path.join(datasets, corpus, "manifest.jsonl")
     mode = MODES[corpus]

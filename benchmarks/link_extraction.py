@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--no-pagination-run", action="store_true",
                         help="also crawl with the informative extractor without pagination links")
     args = parser.parse_args()
-    from sst_cleaner.demo import DemoSite
+    from sst_cleaner.tools.demo import DemoSite
 
     header = (f"{'crawl':<24} {'followed':>8} {'requests':>9} {'->art':>7} {'share':>6} "
               f"{'articles':>9} {'all':>4}")

@@ -106,7 +106,7 @@ def _same(field, gold, got):
 
 
 def ours(html, url, jsonld=True):
-    from sst_cleaner.metadata import extract_metadata
+    from sst_cleaner.engine._metadata import extract_metadata
 
     return extract_metadata(html if jsonld else SCRIPT.sub("", html), url=url)
 

@@ -1,7 +1,7 @@
 """Learn (and honestly evaluate) the default method's two scorers.
 
     python benchmarks/train_default.py ../shared/datasets [--cache-dir /tmp/sst-rows]
-        [--corpora portal,sites-dev,...,/work/data/api-dev] [--out sst_cleaner/data/default_scorer.json]
+        [--corpora portal,sites-dev,...,/work/data/api-dev] [--out sst_cleaner/engine/methods/sitestats/data/default_scorer.json]
 
 The default method scores every sentence with one of two boosted-tree scorers:
 
@@ -43,11 +43,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from sst_cleaner.dom import parse_html  # noqa: E402
-from sst_cleaner.hybrid import FEATURE_NAMES, cetd_region, sentence_features  # noqa: E402
-from sst_cleaner.sentences import gold_share  # noqa: E402
-from sst_cleaner.site_stats import SiteStats, analyse_page  # noqa: E402
-from sst_cleaner.text import words  # noqa: E402
+from sst_cleaner.engine._dom import parse_html  # noqa: E402
+from sst_cleaner.engine.methods.sitestats.hybrid import FEATURE_NAMES, cetd_region, sentence_features  # noqa: E402
+from sst_cleaner.engine.methods.sst.sentences import gold_share  # noqa: E402
+from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page  # noqa: E402
+from sst_cleaner.engine._text import words  # noqa: E402
 
 #: corpora of one page per site: page rows only
 PAGE_CORPORA = ("single-dev", "single-chaos")
@@ -119,7 +119,7 @@ def feature_version() -> str:
     """Changes whenever the feature code does, so a stale cache is never read."""
     import inspect
 
-    from sst_cleaner import hybrid
+    from sst_cleaner.engine.methods.sitestats import hybrid
 
     h = hashlib.sha256()
     for fn in (hybrid.sentence_features, hybrid._prose_container, hybrid.cetd_region):
@@ -182,7 +182,7 @@ def page_f1(pred_mask, page_ids, ntok, gold_tokens) -> dict:
 
 
 def export_hgb(model, names) -> dict:
-    """sklearn HistGradientBoostingClassifier -> the TreeEnsemble JSON of sst_cleaner.hybrid."""
+    """sklearn HistGradientBoostingClassifier -> the TreeEnsemble JSON of sst_cleaner.engine.methods.sitestats.hybrid."""
     trees = []
     for (pred,) in model._predictors:
         nodes = pred.nodes

@@ -1,6 +1,6 @@
 """``scrapy crawl demo -O cleaned.jsonl``: crawl the embedded demo site and score the result.
 
-The spider starts the generated site (:mod:`sst_cleaner.demo`) on 127.0.0.1 at a free
+The spider starts the generated site (:mod:`sst_cleaner.tools.demo`) on 127.0.0.1 at a free
 port, crawls it, yields one item per article (url and title only: the sst-cleaner
 pipeline adds the clean ``text``), and since the site knows its own gold text it logs the
 mean bag-of-tokens F1 and the share of boilerplate removed when the crawl ends.
@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 
-from sst_cleaner.demo import DemoServer, DemoSite, boilerplate_removed, prf
-from sst_cleaner.dom import element_text, parse_html
+from sst_cleaner.tools.demo import DemoServer, DemoSite, boilerplate_removed, prf
+from sst_cleaner.engine._dom import element_text, parse_html
 
 
 _FOLLOW = ("/section/", "/article/", "/static/", "/api/")

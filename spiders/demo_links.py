@@ -1,7 +1,7 @@
 """``scrapy crawl demo_links``: a ``CrawlSpider`` over the embedded demo site whose rule
-uses :class:`sst_cleaner.linkextractor.InformativeLinkExtractor` (issue 4).
+uses :class:`sst_cleaner.scrapy._linkextractor.InformativeLinkExtractor` (issue 4).
 
-The spider starts the generated site (:mod:`sst_cleaner.demo`) on 127.0.0.1 at a free
+The spider starts the generated site (:mod:`sst_cleaner.tools.demo`) on 127.0.0.1 at a free
 port, as ``scrapy crawl demo`` does, and crawls it with one rule: every link its link
 extractor returns is followed, every article page gives an item (url and title; the
 sst-cleaner pipeline adds ``text``). The site model is WISDOM (``SST_METHOD = "wisdom"``,
@@ -33,8 +33,8 @@ from scrapy import signals
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
-from sst_cleaner.demo import DemoServer, DemoSite
-from sst_cleaner.linkextractor import InformativeLinkExtractor
+from sst_cleaner.tools.demo import DemoServer, DemoSite
+from sst_cleaner.scrapy._linkextractor import InformativeLinkExtractor
 
 
 class DemoLinksSpider(CrawlSpider):

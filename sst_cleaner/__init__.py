@@ -1,26 +1,31 @@
 """sst-cleaner: site-level main-content extraction for crawled web sites.
 
-The core (this package minus the Scrapy modules) is framework-free:
+The engine (:mod:`sst_cleaner.engine`) is framework-free:
 
     from sst_cleaner import SiteCleaner
     cleaner = SiteCleaner().fit(pages_of_one_site)
     print(cleaner.clean(html).text)
 
-The Scrapy layer (``sst_cleaner.middleware``, ``sst_cleaner.pipeline``,
-``sst_cleaner.Addon``) is imported lazily so the core never imports Scrapy.
+The Scrapy layer (:mod:`sst_cleaner.scrapy`: ``Addon``, ``SSTSpiderMiddleware``,
+``SSTPipeline``, ``InformativeLinkExtractor``) is imported on first use, so using the
+engine never imports Scrapy.
 """
-from .cleaner import SiteCleaner, available_methods, register_method
-from .model_io import ModelFormatError
-from .result import Block, CleanResult
+from __future__ import annotations
 
-__version__ = "0.1.0"
-__all__ = ["SiteCleaner", "CleanResult", "Block", "ModelFormatError", "available_methods",
-           "register_method", "Addon", "__version__"]
+from typing import Any
+
+from sst_cleaner._version import __version__
+from sst_cleaner.engine import (Block, CleanResult, Limits, ModelFormatError, SiteCleaner, available_methods,
+                                register_method)
+
+_SCRAPY = ("Addon", "SSTSpiderMiddleware", "SSTPipeline", "InformativeLinkExtractor")
+__all__ = ["Block", "CleanResult", "Limits", "ModelFormatError", "SiteCleaner", "__version__",
+           "available_methods", "register_method", *_SCRAPY]
 
 
-def __getattr__(name):  # lazy: the Scrapy add-on pulls in Scrapy
-    if name == "Addon":
-        from .addon import Addon
+def __getattr__(name: str) -> Any:  # the Scrapy layer pulls in Scrapy: only on first use
+    if name in _SCRAPY:
+        from sst_cleaner import scrapy as layer
 
-        return Addon
-    raise AttributeError(name)
+        return getattr(layer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

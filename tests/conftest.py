@@ -17,7 +17,7 @@ ROOT = TESTS.parent
 @pytest.fixture(scope="session")
 def demo_server():
     """The generated demo site (30 articles) served on 127.0.0.1 at a free port."""
-    from sst_cleaner.demo import DemoServer, DemoSite
+    from sst_cleaner.tools.demo import DemoServer, DemoSite
 
     with DemoServer(DemoSite(seed=11, n_articles=30)) as server:
         yield server

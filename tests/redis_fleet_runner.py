@@ -13,8 +13,8 @@ from typing import Any
 
 
 def register_slow_fit_method() -> None:
-    from sst_cleaner.cetd import CETDMethod
-    from sst_cleaner.cleaner import register_method
+    from sst_cleaner.engine.methods.cetd import CETDMethod
+    from sst_cleaner.engine._registry import register_method
 
     @register_method("slowfit")
     class SlowFitMethod(CETDMethod):

@@ -1,4 +1,4 @@
-"""Tests of the engine benchmark (sst_cleaner.bench): the metric, the input rule, and an
+"""Tests of the engine benchmark (sst_cleaner.tools.bench): the metric, the input rule, and an
 end-to-end run of the command on a tiny generated corpus whose scores are worked out
 by hand."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections import Counter
 
 import pytest
 
-from sst_cleaner import bench
-from sst_cleaner import cleaner as cleaner_module
-from sst_cleaner.cleaner import register_method
-from sst_cleaner.result import CleanResult
-from sst_cleaner.segment import text_blocks
+from sst_cleaner.tools import bench
+from sst_cleaner.engine import _registry as cleaner_module
+from sst_cleaner import register_method
+from sst_cleaner.engine._result import CleanResult
+from sst_cleaner.engine._segment import text_blocks
 
 # --------------------------------------------------------------------------------------
 # metric
@@ -315,7 +315,7 @@ def test_rejects_unknown_method(tmp_path, capsys):
 
 
 def test_runs_as_a_module():
-    proc = subprocess.run([sys.executable, "-m", "sst_cleaner.bench", "--help"],
+    proc = subprocess.run([sys.executable, "-m", "sst_cleaner.tools.bench", "--help"],
                           capture_output=True, text=True, timeout=60,
                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert proc.returncode == 0 and "--max-pages-per-site" in proc.stdout
@@ -347,7 +347,7 @@ def test_fit_500_is_measured_when_the_corpus_has_the_pages(tmp_path, capsys, toy
 
 
 def test_fit_500_also_times_a_fit_on_every_cpu_for_mergeable_methods(tmp_path, capsys, monkeypatch):
-    from sst_cleaner import parallel_fit
+    from sst_cleaner.engine import _parallel_fit as parallel_fit
 
     corpus = _write_corpus(tmp_path / "tiny")
     monkeypatch.setattr(bench, "FIT_500", 10)

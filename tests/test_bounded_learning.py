@@ -8,9 +8,11 @@ import random
 
 import pytest
 
-from sst_cleaner import SiteCleaner, learn_caps
-from sst_cleaner.refine_budget import RefineBudget
-from sst_cleaner.workers import REFINE_SKIPPED, refine_site
+from sst_cleaner import SiteCleaner
+
+from sst_cleaner.engine import _learn_caps as learn_caps
+from sst_cleaner.engine._refine_budget import RefineBudget
+from sst_cleaner.scrapy._workers import REFINE_SKIPPED, refine_site
 from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES
@@ -100,8 +102,8 @@ def test_refine_site_skips_when_the_worker_budget_is_spent():
 
 
 def test_the_attribute_cap_is_per_document():
-    from sst_cleaner.dom import MAX_ATTRIBUTE_PAIRS, attribute_cap, parse_html
-    from sst_cleaner.limits import Limits
+    from sst_cleaner.engine._dom import MAX_ATTRIBUTE_PAIRS, attribute_cap, parse_html
+    from sst_cleaner.engine._limits import Limits
 
     tag = "<div " + " ".join(f"a{i}=x" for i in range(999)) + ">t</div>"
     page = parse_html("<html><body>" + tag * 1001 + "</body></html>", limits=Limits(max_page_bytes=10**8))

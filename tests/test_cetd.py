@@ -8,10 +8,10 @@ import pytest
 from lxml import etree
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.cetd import (CETDMethod, comment_like, compute_densities, extract_content,
+from sst_cleaner.engine.methods.cetd import (CETDMethod, comment_like, compute_densities, extract_content,
                               label_blocks, select_content, threshold_of)
-from sst_cleaner.dom import parse_html
-from sst_cleaner.result import INFORMATIVE, NOISE
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine._result import INFORMATIVE, NOISE
 
 # Example 3.1 of the paper (the FT page), verbatim
 FT = """<html><body><div class="main">

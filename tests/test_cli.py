@@ -1,7 +1,7 @@
 """The offline command line on a small generated site."""
 import json
 
-from sst_cleaner.cli import main
+from sst_cleaner.cli._main import main
 
 from test_default_method import site_page
 
@@ -42,10 +42,10 @@ def test_fit_then_clean_with_saved_model(tmp_path, capsys):
 def test_fit_on_two_processes_saves_the_same_model(tmp_path, capsys, monkeypatch, caplog):
     import logging
 
-    from sst_cleaner import parallel_fit
+    from sst_cleaner.engine import _parallel_fit as parallel_fit
 
     monkeypatch.setattr(parallel_fit, "MIN_SIZE_PER_PROCESS", 1)
-    caplog.set_level(logging.WARNING, logger="sst_cleaner.parallel_fit")
+    caplog.set_level(logging.WARNING, logger="sst_cleaner.engine._parallel_fit")
     write_site(tmp_path / "site", n=8)
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     assert main(["fit", str(tmp_path / "site"), "--model", str(one), "--jobs", "1"]) == 0

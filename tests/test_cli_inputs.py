@@ -11,8 +11,8 @@ import pytest
 
 import docsite
 from sst_cleaner import __version__
-from sst_cleaner.cli import EXIT_MODEL, EXIT_PAGE_ERRORS, EXIT_USAGE, main
-from sst_cleaner.warc import WarcError, read_warc, write_record
+from sst_cleaner.cli._main import EXIT_MODEL, EXIT_PAGE_ERRORS, EXIT_USAGE, main
+from sst_cleaner.cli._warc import WarcError, read_warc, write_record
 
 
 def write_warc(path, pages, compress):

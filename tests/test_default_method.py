@@ -4,7 +4,7 @@ import random
 import pytest
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.hybrid import FEATURE_NAMES, TreeEnsemble
+from sst_cleaner.engine.methods.sitestats.hybrid import FEATURE_NAMES, TreeEnsemble
 
 SUBJECTS = "the council|our reporter|the new library|a local farmer|the river authority|the school board|a young engineer|the museum".split("|")
 VERBS = "announced|described|questioned|celebrated|postponed|reviewed|explained|defended".split("|")
@@ -67,7 +67,7 @@ def test_page_in_the_sample_is_judged_by_the_others(fitted):
 
 
 def _rows_by_text(cleaner, html):
-    from sst_cleaner.dom import parse_html
+    from sst_cleaner.engine._dom import parse_html
 
     _, rows, _ = cleaner._impl.score_page(parse_html(html))
     col = {name: i for i, name in enumerate(FEATURE_NAMES)}

@@ -2,7 +2,7 @@
 looks at the page, the text around it stays in place, and bytes decode as Scrapy would."""
 import pytest
 
-from sst_cleaner.dom import element_text, parse_html
+from sst_cleaner.engine._dom import element_text, parse_html
 
 
 def body_text(html) -> str:

@@ -9,10 +9,10 @@ from lxml import html as lxml_html
 
 import docsite
 from sst_cleaner import SiteCleaner
-from sst_cleaner.dom import parse_html
-from sst_cleaner.formats import is_permalink
-from sst_cleaner.result import Block, CleanResult
-from sst_cleaner.segment import text_blocks
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine._formats import is_permalink
+from sst_cleaner.engine._result import Block, CleanResult
+from sst_cleaner.engine._segment import text_blocks
 
 WORD = re.compile(r"\w+")
 

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from lxml import etree
 
 from sst_cleaner import CleanResult, SiteCleaner, available_methods
-from sst_cleaner.dom import PreparedPage, element_text, parse_html
-from sst_cleaner.fuzz import GENERATORS, check_page, check_result, make_case, run
-from sst_cleaner.limits import Limits
+from sst_cleaner.engine._dom import PreparedPage, element_text, parse_html
+from sst_cleaner.tools.fuzz import GENERATORS, check_page, check_result, make_case, run
+from sst_cleaner.engine._limits import Limits
 
 
 def _constructible(method):
@@ -79,7 +79,7 @@ def test_every_method_cleans_anything(method, data):
 @pytest.mark.parametrize("kind", [g[0] for g in GENERATORS])
 def test_fuzz_generators_pass_the_invariants_at_small_scale(kind):
     # one small case per kind through parse_html and every method (the full run is
-    # python -m sst_cleaner.fuzz)
+    # python -m sst_cleaner.tools.fuzz)
     for index in range(200):
         k, data, encoding = make_case(11, index, scale=0.01)
         if k == kind:
@@ -129,7 +129,8 @@ class _CpuSpinMethod:
 
 def test_fuzz_runner_counts_a_case_whose_operations_sum_over_the_bar(tmp_path):
     # every operation is under 0.15 s of CPU, but the case's two cleans are not
-    from sst_cleaner.cleaner import _METHODS, register_method
+    from sst_cleaner import register_method
+    from sst_cleaner.engine._registry import _METHODS
 
     register_method("_cpu_spin")(_CpuSpinMethod)
     try:

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.gcpause import gc_paused
+from sst_cleaner.engine._gcpause import gc_paused
 
 PAGES = [f"<html><body><nav>Home About</nav><p>Story {i} about topic {i * 7}.</p></body></html>"
          for i in range(4)]

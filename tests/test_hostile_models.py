@@ -11,10 +11,11 @@ import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
 from sst_cleaner import ModelFormatError, SiteCleaner
-from sst_cleaner import model_io
+from sst_cleaner.engine import _model_io as model_io
+from sst_cleaner.engine.methods.sitestats import hybrid
 
-from sst_cleaner.settings import SSTConfig
-from sst_cleaner.site_models import SiteModelStore, model_filename
+from sst_cleaner.scrapy._settings import SSTConfig
+from sst_cleaner.scrapy._site_models import SiteModelStore, model_filename
 from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES
@@ -94,7 +95,7 @@ def test_a_scorer_path_in_a_model_is_refused(tmp_path, model_data):
 
 
 def test_a_scorer_path_is_not_saved(tmp_path):
-    scorer = os.path.join(os.path.dirname(model_io.__file__), "data", "default_scorer.json")
+    scorer = os.path.join(os.path.dirname(hybrid.__file__), "data", "default_scorer.json")
     cleaner = SiteCleaner(scorer=scorer).fit(PAGES)
     assert "scorer" not in cleaner.to_dict()["params"]
     path = tmp_path / "m.json"
@@ -166,7 +167,7 @@ def test_loaded_models_get_the_configured_limits(tmp_path):
 
 
 def test_worker_models_get_the_configured_limits(model_data):
-    from sst_cleaner import workers
+    from sst_cleaner.scrapy import _workers as workers
 
     saved = dict(workers._W)
     try:

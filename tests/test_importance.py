@@ -4,12 +4,12 @@ import math
 
 import pytest
 
-from sst_cleaner.dom import parse_html
-from sst_cleaner.importance import (calc_comp_imp, characteristic_features, composite_importance,
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine.methods.sst.importance import (calc_comp_imp, characteristic_features, composite_importance,
                                     leaf_importance, locally_noisy_features, mark_meaningful, mark_noise,
                                     node_importance, refresh, simplified_sst)
-from sst_cleaner.mapping import map_page, resolve_labels
-from sst_cleaner.style_tree import ElementNode, SiteStyleTree, StyleNode, build_page_tree
+from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
+from sst_cleaner.engine.methods.sst.style_tree import ElementNode, SiteStyleTree, StyleNode, build_page_tree
 
 
 def sst_of(pages, match="exact"):

@@ -4,10 +4,10 @@ import math
 import pytest
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.dom import parse_html
-from sst_cleaner.infodiscoverer import (ContentBlock, InfoDiscovererMethod, TermEntropy,
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine.methods.infodiscoverer import (ContentBlock, InfoDiscovererMethod, TermEntropy,
                                         choose_threshold, page_blocks)
-from sst_cleaner.result import INFORMATIVE
+from sst_cleaner.engine._result import INFORMATIVE
 
 
 def test_feature_entropy_on_paper():

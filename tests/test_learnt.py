@@ -9,9 +9,9 @@ from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
 import docsite
 from sst_cleaner import SiteCleaner
-from sst_cleaner.learnt import MAX_LEARNT, LearntPages, canonical_url, page_key
-from sst_cleaner.model_io import ModelFormatError
-from sst_cleaner.site_models import model_filename
+from sst_cleaner.engine._learnt import MAX_LEARNT, LearntPages, canonical_url, page_key
+from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.scrapy._site_models import model_filename
 
 
 def test_page_key_prefers_canonical_then_url_then_content():

@@ -8,10 +8,11 @@ import pytest
 from lxml import etree
 
 from sst_cleaner import CleanResult, SiteCleaner
-from sst_cleaner.cleaner import _METHODS, register_method
-from sst_cleaner.dom import MAX_NONSTARTERS, cap_nonstarter_runs, element_text, parse_html
-from sst_cleaner.limits import CPU_BUDGETS, DEFAULT_LIMITS, BudgetExceeded, Limits, budget_clock, run_with_budget
-from sst_cleaner.result import INFORMATIVE, Block
+from sst_cleaner import register_method
+from sst_cleaner.engine._registry import _METHODS
+from sst_cleaner.engine._dom import MAX_NONSTARTERS, cap_nonstarter_runs, element_text, parse_html
+from sst_cleaner.engine._limits import CPU_BUDGETS, DEFAULT_LIMITS, BudgetExceeded, Limits, budget_clock, run_with_budget
+from sst_cleaner.engine._result import INFORMATIVE, Block
 
 
 def _max_depth(page) -> int:
@@ -165,8 +166,8 @@ def test_zalgo_page_through_character_references_is_fast():
     html = "<p>x" + "<b>&#x301;</b><i>&#x316;</i>" * 20_000 + "</p>"
     t0 = time.process_time()
     page = parse_html(html)
-    from sst_cleaner.segment import text_blocks
-    from sst_cleaner.text import features
+    from sst_cleaner.engine._segment import text_blocks
+    from sst_cleaner.engine._text import features
 
     for blk in text_blocks(page.root):
         features(blk.text)
@@ -262,7 +263,7 @@ class _SlowMethod:
 
     def clean(self, page):
         _spin(self.delay)
-        from sst_cleaner.segment import text_blocks
+        from sst_cleaner.engine._segment import text_blocks
 
         blocks = [Block(page.xpath_of(b.element), b.text, INFORMATIVE) for b in text_blocks(page.root)]
         return CleanResult("\n".join(b.text for b in blocks), [], blocks, "_slow", page.title)
@@ -360,7 +361,7 @@ class _CountsLivePages(_SlowMethod):
     def fit(self, pages):
         import gc
 
-        from sst_cleaner.dom import PreparedPage
+        from sst_cleaner.engine._dom import PreparedPage
 
         self.alive = []
         self.n_pages = 0

@@ -5,7 +5,7 @@ import sys
 from scrapy.http import HtmlResponse
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.linkextractor import InformativeLinkExtractor
+from sst_cleaner.scrapy._linkextractor import InformativeLinkExtractor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # any pytest import mode
 from test_wisdom import SITE  # noqa: E402  (the 3-page news site worked out there)
 

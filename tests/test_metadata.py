@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.metadata import FIELDS, extract_metadata, parse_date
+from sst_cleaner.engine._metadata import FIELDS, extract_metadata, parse_date
 
 JSONLD = {"@context": "https://schema.org", "@graph": [
     {"@type": "WebSite", "name": "Harbor Gazette", "inLanguage": "en-GB"},

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from conftest import assert_exactly_once, crawl_in_subprocess
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.model_cache import ModelCache
+from sst_cleaner.scrapy._model_cache import ModelCache
 from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES

@@ -7,11 +7,13 @@ import math
 
 import pytest
 
-from sst_cleaner import SiteCleaner, parallel_fit
-from sst_cleaner import cleaner as cleaner_module
-from sst_cleaner.demo import DemoSite
-from sst_cleaner.dom import parse_html
-from sst_cleaner.site_stats import SiteStats, analyse_page
+from sst_cleaner import SiteCleaner
+
+from sst_cleaner.engine import _parallel_fit as parallel_fit
+from sst_cleaner.engine import _cleaner as cleaner_module
+from sst_cleaner.tools.demo import DemoSite
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +85,7 @@ def test_merged_halves_are_the_model_of_all_pages(site_pages):
 
 @pytest.mark.parametrize("n_jobs", [2, 3])
 def test_parallel_fit_learns_what_one_process_learns(site_pages, small_shards, n_jobs, caplog):
-    caplog.set_level(logging.WARNING, logger="sst_cleaner.parallel_fit")
+    caplog.set_level(logging.WARNING, logger="sst_cleaner.engine._parallel_fit")
     one = SiteCleaner().fit(site_pages)
     many = SiteCleaner().fit(site_pages, n_jobs=n_jobs)
     assert not caplog.text  # the workers did their shards
@@ -117,7 +119,7 @@ class _NoPool:
 @pytest.mark.parametrize("pool", [_BrokenPool, _NoPool])
 def test_a_failing_worker_s_pages_are_learnt_here(site_pages, small_shards, monkeypatch, caplog, pool):
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
-    caplog.set_level(logging.WARNING, logger="sst_cleaner.parallel_fit")
+    caplog.set_level(logging.WARNING, logger="sst_cleaner.engine._parallel_fit")
     many = SiteCleaner().fit(site_pages, n_jobs=2)
     assert many.n_pages == len(site_pages) and many.fit_status == "ok"
     assert _same_model(many.to_dict(), SiteCleaner().fit(site_pages).to_dict())
@@ -142,7 +144,7 @@ def test_each_process_gets_its_share_of_the_site_budget(site_pages, small_shards
 
 def test_parsed_pages_and_unmergeable_methods_fit_on_one_process(site_pages, small_shards, monkeypatch, caplog):
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _NoPool)  # warns if tried
-    caplog.set_level(logging.WARNING, logger="sst_cleaner.parallel_fit")
+    caplog.set_level(logging.WARNING, logger="sst_cleaner.engine._parallel_fit")
     parsed = [parse_html(html, url=url) for url, html in site_pages]
     assert SiteCleaner().fit(parsed, n_jobs=2).n_pages == len(parsed)
     sst = SiteCleaner(method="sst").fit(site_pages, n_jobs=2)

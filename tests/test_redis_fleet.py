@@ -20,8 +20,8 @@ import pytest
 from conftest import ROOT, TESTS, _env, assert_exactly_once, sst_stat
 from redis_server import RedisServer
 
-from sst_cleaner.cleaner import SiteCleaner
-from sst_cleaner.redis_store import RedisConfig, RedisFleet, parse_model_json
+from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.scrapy._redis_store import RedisConfig, RedisFleet, parse_model_json
 
 SECTIONS = "test_scrapy_runner.section_key"  # several sites on one demo server
 
@@ -232,5 +232,5 @@ def test_scrapy_redis_without_a_model_store_hands_held_items_over_directly(demo_
     crawl_stats = json.loads(stats.read_text())
     assert crawl_stats.get("sst/items_held") == len(articles)  # every item waited for idle
     assert "held items sent to the item pipelines directly" in proc.stderr
-    assert "sst_cleaner._fleet" not in proc.stderr and " ERROR: " not in proc.stderr
+    assert "sst_cleaner.scrapy._fleet" not in proc.stderr and " ERROR: " not in proc.stderr
     assert crawl_stats.get("sst/flushes", 0) == 0

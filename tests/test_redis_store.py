@@ -12,9 +12,9 @@ import zlib
 
 import pytest
 
-from sst_cleaner.cleaner import SiteCleaner
-from sst_cleaner.model_io import ModelFormatError
-from sst_cleaner.redis_store import (RedisConfig, RedisFleet, decode_page, encode_page,
+from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.scrapy._redis_store import (RedisConfig, RedisFleet, decode_page, encode_page,
                                      load_redis_config, parse_model_json, site_hash, store_url)
 
 PAGE = b"<html><body><p>" + b"word " * 200 + b"</p></body></html>"
@@ -185,8 +185,8 @@ print(sorted(m for m in sys.modules if m == "redis" or m.startswith(("redis.", "
 
 
 def test_a_merged_delta_is_the_model_of_all_the_pages_and_writes_are_compare_and_set(fleet):
-    from sst_cleaner._fleet_refine import fit_delta, merge_into
-    from sst_cleaner.demo import DemoSite
+    from sst_cleaner.scrapy._fleet_refine import fit_delta, merge_into
+    from sst_cleaner.tools.demo import DemoSite
 
     site = DemoSite(seed=3, n_articles=12)
     pages = [("http://demo" + p, site.page(p).encode("utf-8"), "utf-8") for p in site.article_paths]

@@ -26,7 +26,7 @@ def _module_patterns() -> list[tuple[str, re.Pattern]]:
     """Compiled patterns held by package modules, plus literal patterns passed to re.*
     calls in the source (found with ast, so none is missed by a grep)."""
     found: dict[tuple[str, int], tuple[str, re.Pattern]] = {}
-    for path in sorted(PKG.glob("*.py")):
+    for path in sorted(PKG.rglob("*.py")):
         src = path.read_text(encoding="utf-8")
         if "re." not in src:
             continue
@@ -40,20 +40,20 @@ def _module_patterns() -> list[tuple[str, re.Pattern]]:
                 except re.error:
                     continue
                 found[(pat.pattern, pat.flags)] = (f"{path.name}:{node.lineno}", pat)
-        name = path.stem
-        if name in {"__main__", "fuzz"}:
+        if path.stem in {"__main__", "fuzz"}:
             continue
+        name = ".".join(path.relative_to(PKG.parent).with_suffix("").parts)
         try:
-            mod = importlib.import_module(f"sst_cleaner.{name}")
+            mod = importlib.import_module(name)
         except Exception:  # a module another engineer is still writing
             continue
         for attr, value in vars(mod).items():
             if isinstance(value, re.Pattern):
                 found[(value.pattern, value.flags)] = (f"{path.name}:{attr}", value)
-    from sst_cleaner.dom import _nonstarter_run_patterns
+    from sst_cleaner.engine._dom import _nonstarter_run_patterns
 
     for i, pat in enumerate(_nonstarter_run_patterns()):
-        found[(pat.pattern, pat.flags)] = (f"dom.py:_nonstarter_run[{i}]", pat)
+        found[(pat.pattern, pat.flags)] = (f"_dom.py:_nonstarter_run[{i}]", pat)
     return sorted(found.values(), key=lambda x: x[0])
 
 
@@ -86,7 +86,7 @@ def _assert_linear(fn, make, label):
 
 def test_patterns_were_found():
     names = {label.split(":")[0] for label, _ in PATTERNS}
-    assert {"dom.py", "text.py"} <= names
+    assert {"_dom.py", "_text.py"} <= names
     assert len(PATTERNS) >= 5
 
 
@@ -106,7 +106,7 @@ def test_every_regex_is_linear_on_adversarial_strings(label, pattern):
 def test_attribute_cap_is_linear(max_attributes):
     # its skip pattern (built per cap) is only ever matched at the end of the previous
     # long tag, never searched: the function is what must stay linear
-    from sst_cleaner.dom import _cap_attributes
+    from sst_cleaner.engine._dom import _cap_attributes
 
     for unit in UNITS + ["<a b ", "<a b c=1 ", " b", "<a b='<a b'"]:
         _assert_linear(lambda text: _cap_attributes(text, max_attributes),
@@ -114,7 +114,7 @@ def test_attribute_cap_is_linear(max_attributes):
 
 
 def test_split_sentences_is_linear():
-    from sst_cleaner.text import split_sentences
+    from sst_cleaner.engine._text import split_sentences
 
     for unit in ["a. ", "Mr. ", ". ", "a.b.c. ", "!?", "\u3002", "word ", "A. B", "x" * 50 + ". Y", ".\"') ",
                  "e.g. ", "U.S. ", "\u00a0.\u00a0"]:
@@ -122,8 +122,8 @@ def test_split_sentences_is_linear():
 
 
 def test_features_are_linear():
-    from sst_cleaner.dom import normalize_space
-    from sst_cleaner.text import features
+    from sst_cleaner.engine._dom import normalize_space
+    from sst_cleaner.engine._text import features
 
     for unit in ["a ", "the ", "running ", "中文", "x\u0301\u0316", "1 ", "é", "ﬁ", "\u3000", "a" * 40 + " "]:
         # block text reaches features through normalize_space (which caps combining runs)
@@ -132,8 +132,8 @@ def test_features_are_linear():
 
 
 def test_text_blocks_is_linear():
-    from sst_cleaner.dom import parse_html
-    from sst_cleaner.segment import text_blocks
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine._segment import text_blocks
 
     for unit in ["<p>a", "<b>a</b>", "<a href=x>y</a>", "<div><span>x</span></div>", "a<br>", "<li>x"]:
         pages = {}
@@ -147,7 +147,7 @@ def test_text_blocks_is_linear():
 
 
 def test_parse_html_is_linear_on_markup_traps():
-    from sst_cleaner.dom import parse_html
+    from sst_cleaner.engine._dom import parse_html
 
     for unit in ["<", "<a", "<a b='", "<a b=\"x\" ", "<!--", "&#x301;", "<a a{}=1 ", "</", "<![CDATA["]:
         _assert_linear(parse_html, lambda n: unit * (n // len(unit)), f"parse_html on {unit!r}")

@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from sst_cleaner import available_methods
-from sst_cleaner.demo import DemoSite
-from sst_cleaner.demo import words as W
-from sst_cleaner.text import split_sentences
+from sst_cleaner.tools.demo import DemoSite
+from sst_cleaner.tools.demo import words as W
+from sst_cleaner.engine._text import split_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 

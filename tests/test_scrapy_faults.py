@@ -238,11 +238,11 @@ class _Stats:
 
 
 def test_error_reporter_logs_each_cause_once(caplog):
-    from sst_cleaner.middleware import ErrorReporter
+    from sst_cleaner.scrapy._middleware import ErrorReporter
 
     stats = _Stats()
     errors = ErrorReporter(stats, max_causes=2)
-    with caplog.at_level("DEBUG", logger="sst_cleaner.middleware"):
+    with caplog.at_level("DEBUG", logger="sst_cleaner.scrapy._middleware"):
         logged = [errors.report("clean", ValueError("bad page"), f"page {i}") for i in range(5)]
         logged.append(errors.report("fit", ValueError("bad page")))  # same cause, other stage
         logged.append(errors.report("clean", KeyError("bad page")))  # other type
@@ -261,7 +261,7 @@ def test_error_reporter_logs_each_cause_once(caplog):
 def _pipeline(settings: dict):
     from scrapy.utils.test import get_crawler
 
-    from sst_cleaner.pipeline import SSTPipeline
+    from sst_cleaner.scrapy._pipeline import SSTPipeline
 
     try:
         crawler = get_crawler(settings_dict={"SST_METHOD": "cetd", **settings})
@@ -284,7 +284,7 @@ def _run(coro):
 def test_pipeline_flags_pageless_and_non_html_items():
     import scrapy
 
-    from sst_cleaner.middleware import NON_HTML
+    from sst_cleaner.scrapy._middleware import NON_HTML
 
     class Plain(scrapy.Item):
         id = scrapy.Field()

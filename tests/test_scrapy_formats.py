@@ -6,7 +6,7 @@ import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 from lxml import html as lxml_html
 
-from sst_cleaner.settings import load_config, outputs_of
+from sst_cleaner.scrapy._settings import load_config, outputs_of
 
 
 def test_format_settings_are_checked():

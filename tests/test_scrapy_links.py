@@ -14,7 +14,7 @@ import pytest
 from scrapy.http import HtmlResponse
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.linkextractor import InformativeLinkExtractor, is_pagination_link, same_series
+from sst_cleaner.scrapy._linkextractor import InformativeLinkExtractor, is_pagination_link, same_series
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # any pytest import mode
 from test_wisdom import SITE  # noqa: E402  (the 3-page news site of the WISDOM tests)
@@ -84,7 +84,7 @@ def test_teaser_whose_headline_recurs_on_the_site_keeps_its_link():
     """A listing's teaser is a record: its headline, a link to the article, also appears
     on the home page and in "most read", so the model judges it template, but its summary
     is content, and the link must be followed or the article is never reached."""
-    from sst_cleaner.demo.site import DemoSite
+    from sst_cleaner.tools.demo.site import DemoSite
 
     site, base = DemoSite(seed=11, n_articles=60, per_listing=4), "http://127.0.0.1:8000"
     sample = ["/", "/article/inside-the-distant-botanist-of-pellmarsh-0.html", "/section/science/",

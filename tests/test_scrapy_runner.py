@@ -125,8 +125,8 @@ def register_faulty_method() -> None:
     Registered only in the crawl's process, on demand, so the test process's list of
     methods (which other tests iterate) never holds it.
     """
-    from sst_cleaner.cetd import CETDMethod
-    from sst_cleaner.cleaner import register_method
+    from sst_cleaner.engine.methods.cetd import CETDMethod
+    from sst_cleaner import register_method
 
     @register_method("faulty")
     class FaultyMethod(CETDMethod):
@@ -158,8 +158,8 @@ def register_crashing_method() -> None:
     """
     import multiprocessing
 
-    from sst_cleaner.cetd import CETDMethod
-    from sst_cleaner.cleaner import register_method
+    from sst_cleaner.engine.methods.cetd import CETDMethod
+    from sst_cleaner import register_method
 
     @register_method("crashing")
     class CrashingMethod(CETDMethod):

@@ -6,9 +6,9 @@ import os
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from sst_cleaner.demo import DemoSite, boilerplate_removed, prf, tokens
-from sst_cleaner.settings import DEFAULTS, load_config
-from sst_cleaner.site_models import PageRecord, SiteModelStore, domain_key, host_key, model_filename
+from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
+from sst_cleaner.scrapy._settings import DEFAULTS, load_config
+from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore, domain_key, host_key, model_filename
 
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
 
@@ -121,8 +121,8 @@ def test_addon_enables_components_and_respects_sst_enabled():
 
     settings = Settings()
     Addon().update_settings(settings)
-    assert settings["SPIDER_MIDDLEWARES"]["sst_cleaner.middleware.SSTSpiderMiddleware"] == 50
-    assert settings["ITEM_PIPELINES"]["sst_cleaner.pipeline.SSTPipeline"] == 100
+    assert settings["SPIDER_MIDDLEWARES"]["sst_cleaner.scrapy.SSTSpiderMiddleware"] == 50
+    assert settings["ITEM_PIPELINES"]["sst_cleaner.scrapy.SSTPipeline"] == 100
     with pytest.raises(NotConfigured):
         Addon().update_settings(Settings({"SST_ENABLED": False}))
 
@@ -130,7 +130,7 @@ def test_addon_enables_components_and_respects_sst_enabled():
 def test_is_html_response():
     from scrapy.http import HtmlResponse, Response, TextResponse
 
-    from sst_cleaner.middleware import is_html_response
+    from sst_cleaner.scrapy._middleware import is_html_response
 
     assert is_html_response(HtmlResponse("http://x/", body=b"<p>a</p>"))
     assert not is_html_response(TextResponse("http://x/", body=b"{}", headers={"Content-Type": "application/json"}))

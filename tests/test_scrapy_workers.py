@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
-from sst_cleaner.settings import load_config
+from sst_cleaner.scrapy._settings import load_config
 
 PARALLEL_CRAWLS = 3
 CRASH_MOD = 7  # crash_once: the first article page of bucket 3 of 7 kills its worker
@@ -178,7 +178,7 @@ def test_worker_settings():
 
 
 def test_sites_are_pinned_to_workers_stably():
-    from sst_cleaner.workers import WorkerPool
+    from sst_cleaner.scrapy._workers import WorkerPool
 
     pool = WorkerPool(3, "cetd", {})
     keys = [f"site{i}.example" for i in range(60)]

@@ -1,8 +1,8 @@
 """Site statistics: entropies and recurrence that can be checked on paper."""
 import math
 
-from sst_cleaner.dom import parse_html
-from sst_cleaner.site_stats import SiteStats, analyse_page, sentence_hash, style_label
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page, sentence_hash, style_label
 
 
 def page(body: str):

@@ -5,9 +5,9 @@ import json
 from lxml import etree
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.dom import PreparedPage, parse_html
-from sst_cleaner.result import INFORMATIVE, NOISE
-from sst_cleaner.sst import SSTMethod
+from sst_cleaner.engine._dom import PreparedPage, parse_html
+from sst_cleaner.engine._result import INFORMATIVE, NOISE
+from sst_cleaner.engine.methods.sst.sst import SSTMethod
 
 # navigation box identical on every page (noisy), main box with changing words
 # (meaningful): see test_importance.test_toy_site_importance_by_hand for the numbers

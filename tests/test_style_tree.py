@@ -5,8 +5,8 @@ import json
 import pytest
 from lxml import etree, html as lxml_html
 
-from sst_cleaner.dom import PreparedPage, parse_html
-from sst_cleaner.style_tree import (ROOT_KEY, TEXT_KEY, SiteStyleTree, TreeFormatError, build_page_tree,
+from sst_cleaner.engine._dom import PreparedPage, parse_html
+from sst_cleaner.engine.methods.sst.style_tree import (ROOT_KEY, TEXT_KEY, SiteStyleTree, TreeFormatError, build_page_tree,
                                     element_key, lcs_pairs, tree_from_dict, tree_to_dict)
 
 

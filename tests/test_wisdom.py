@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.dom import parse_html
-from sst_cleaner.infodiscoverer import TermEntropy
-from sst_cleaner.wisdom import InformationTree, WisdomMethod, condense, expand, mib
+from sst_cleaner.engine._dom import parse_html
+from sst_cleaner.engine.methods.infodiscoverer import TermEntropy
+from sst_cleaner.engine.methods.wisdom import InformationTree, WisdomMethod, condense, expand, mib
 
 
 def test_incremental_entropy_equals_batch_on_random_data():

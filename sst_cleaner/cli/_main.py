@@ -1,0 +1,265 @@
+"""Command line for stored pages and crawls (no Scrapy needed).
+
+    sst-cleaner site PAGES... [-o out.jsonl]        learn each site of the pages, clean every page
+    sst-cleaner fit PAGES... --model site.json      learn one site model and save it
+    sst-cleaner clean PAGES... [--model site.json]  clean with a saved model (none: page by page)
+    sst-cleaner methods                             list the cleaning methods
+    sst-cleaner --version
+
+PAGES are HTML files, WARC archives (``.warc``, ``.warc.gz``: their HTML responses),
+folders (searched recursively for both), or ``-`` for standard input (HTML or WARC).
+``site`` learns one model per site: a WARC's responses are grouped by host, the other
+pages of the command are one site. Output (``--format``): ``json`` (default), JSON
+Lines with one object per page; ``text``, ``markdown`` or ``html``, the pages one after
+the other, each under a ``==> name <==`` line (``<!-- name -->`` in HTML) when there are
+several. A progress line goes to standard error when it is a terminal.
+
+Exit codes: 0 every page was cleaned; 1 some pages could not be read or cleaned (the
+others were written; each failure is on standard error); 2 bad command line, or no page
+found; 3 the model file could not be read or written; 130 interrupted (Ctrl-C); 141 the
+output was closed early (``| head``).
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+from typing import Iterable, Iterator, NamedTuple, Optional
+
+from sst_cleaner import __version__
+from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.engine._registry import DEFAULT_METHOD, available_methods
+
+EXIT_OK, EXIT_PAGE_ERRORS, EXIT_USAGE, EXIT_MODEL, EXIT_BROKEN_PIPE = 0, 1, 2, 3, 141
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".arc.gz")
+FORMATS = ("json", "text", "markdown", "html")
+
+
+class Page(NamedTuple):
+    name: str  # the file path, or the URL of a WARC record
+    url: Optional[str]
+    body: bytes
+    encoding: Optional[str]
+    site: str  # what `site` learns one model for
+
+
+class UsageError(Exception):
+    pass
+
+
+def _walk(path: str) -> Iterator[str]:
+    """Files under a folder, recursively, sorted, that are HTML or WARC."""
+    for folder, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            if name.lower().endswith(HTML_SUFFIXES + WARC_SUFFIXES):
+                yield os.path.join(folder, name)
+
+
+def _sources(paths: Iterable[str]) -> Iterator[str]:
+    for path in paths:
+        if path == "-" or os.path.isfile(path):
+            yield path
+        elif os.path.isdir(path):
+            yield from _walk(path)
+        else:
+            raise UsageError(f"no such file or folder: {path}")
+
+
+def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
+    """Every page of ``paths`` (see the module docstring); a file or archive that cannot
+    be read is reported in ``errors`` and skipped."""
+    from sst_cleaner.scrapy._site_models import host_key
+    from sst_cleaner.cli._warc import WarcError, is_warc, read_warc
+
+    for src in _sources(paths):
+        try:
+            data = sys.stdin.buffer.read() if src == "-" else None
+            head = data[:4096] if data is not None else _head(src)
+            name = "<stdin>" if src == "-" else src
+            if is_warc(head):
+                stream = io.BytesIO(data) if data is not None else src
+                for rec in read_warc(stream):
+                    yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
+            else:
+                body = data if data is not None else _read(src)
+                yield Page(name, None, body, None, "")
+        except (OSError, WarcError) as exc:
+            errors.append(f"{src}: {exc}")
+            print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
+
+
+def _head(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(4096)  # a gzip member gives its first bytes only from a whole deflate block
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+class Progress:
+    """``[k/n] name`` on one line of standard error, only when it is a terminal."""
+
+    def __init__(self, total: int, enabled: Optional[bool] = None):
+        self.total = total
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+
+    def step(self, k: int, name: str) -> None:
+        if self.enabled:
+            sys.stderr.write(f"\r\x1b[K[{k}/{self.total}] {name[-60:]}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
+    if fmt == "text":
+        return result.text
+    if fmt == "markdown":
+        return result.as_markdown(links)
+    if fmt == "html":
+        return result.as_html(links)
+    result.source = (page.url, page.body, page.encoding)
+    row = {"url": page.url} if page.url else {"path": page.name}
+    row.update(title=result.title, status=result.status, text=result.text,
+               markdown=result.as_markdown(links), html=result.as_html(links), metadata=result.metadata)
+    if sentences:
+        row["sentences"] = result.sentences
+    return json.dumps(row, ensure_ascii=False)
+
+
+def _write(out, page: Page, text: str, fmt: str, several: bool) -> None:
+    if fmt != "json" and several:
+        out.write(f"<!-- {page.name} -->\n" if fmt == "html" else f"==> {page.name} <==\n")
+    out.write(text + "\n")
+    if fmt != "json" and several:
+        out.write("\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="sst-cleaner", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"sst-cleaner {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("pages", nargs="+", metavar="PAGES",
+                        help="HTML files, WARC archives, folders (recursive) or - for standard input")
+    common.add_argument("--method", default=DEFAULT_METHOD, help="cleaning method (see `sst-cleaner methods`)")
+    out = argparse.ArgumentParser(add_help=False)
+    out.add_argument("-o", "--output", help="write here instead of standard output")
+    out.add_argument("--format", choices=FORMATS, default="json",
+                     help="json (JSON Lines: title, status, text, markdown, html, metadata), or one page format")
+    out.add_argument("--links", action="store_true", help="keep links in the Markdown and HTML")
+    out.add_argument("--sentences", action="store_true", help="json: add the informative sentences")
+    out.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="progress on standard error (default: when it is a terminal)")
+    jobs = argparse.ArgumentParser(add_help=False)
+    jobs.add_argument("--jobs", type=int, default=-1,
+                      help="processes to learn a site on (default -1: every CPU, for sites with enough "
+                           "HTML to be worth it, see sst_cleaner.engine._parallel_fit)")
+    sub.add_parser("site", parents=[common, out, jobs], help="learn each site of the pages, clean every page",
+                   description="Learn one model per site of the pages (a WARC's responses by host; other "
+                               "pages together) and clean every page with its site's model.")
+    p = sub.add_parser("fit", parents=[common, jobs], help="learn a site model and save it",
+                       description="Learn one site model from the pages and save it as JSON.")
+    p.add_argument("--model", required=True, help="model file to write")
+    p = sub.add_parser("clean", parents=[common, out], help="clean pages with a saved model",
+                       description="Clean pages with a saved site model, or page by page without one.")
+    p.add_argument("--model", help="model file written by `fit` (none: page-level cleaning)")
+    sub.add_parser("methods", help="list the cleaning methods")
+    return ap
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = _parser()
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.command == "methods":
+        print("\n".join(available_methods()))
+        return EXIT_OK
+    if getattr(args, "jobs", -1) == 0 or getattr(args, "jobs", -1) < -1:
+        ap.error("--jobs must be a positive number or -1")
+    try:
+        return _run(args)
+    except UsageError as exc:
+        print(f"sst-cleaner: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _run(args) -> int:
+    from sst_cleaner.engine._model_io import ModelFormatError
+
+    errors: list = []
+    pages = list(read_pages(args.pages, errors))
+    if not pages:
+        raise UsageError("no HTML page found in " + " ".join(args.pages))
+    if args.command == "fit":
+        cleaner = SiteCleaner(method=args.method).fit([(p.url, p.body, p.encoding) for p in pages], n_jobs=args.jobs)
+        try:
+            cleaner.save(args.model)
+        except OSError as exc:
+            print(f"sst-cleaner: cannot write {args.model}: {exc}", file=sys.stderr)
+            return EXIT_MODEL
+        print(f"learnt {cleaner.n_pages} pages -> {args.model}", file=sys.stderr)
+        return EXIT_PAGE_ERRORS if errors else EXIT_OK
+    if args.command == "site":
+        cleaners = _fit_sites(pages, args.method, args.jobs)
+    else:
+        try:
+            model = SiteCleaner.load(args.model) if args.model else SiteCleaner(method=args.method)
+        except ModelFormatError as exc:
+            print(f"sst-cleaner: {exc}", file=sys.stderr)
+            return EXIT_MODEL
+        cleaners = {p.site: model for p in pages}
+    failed = _clean_all(pages, cleaners, args)
+    return EXIT_PAGE_ERRORS if errors or failed else EXIT_OK
+
+
+def _fit_sites(pages: list[Page], method: str, jobs: int) -> dict:
+    sites: dict = {}
+    for p in pages:
+        sites.setdefault(p.site, []).append((p.url, p.body, p.encoding))
+    return {site: SiteCleaner(method=method).fit(group, n_jobs=jobs) for site, group in sites.items()}
+
+
+def _clean_all(pages: list[Page], cleaners: dict, args) -> int:
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    progress = Progress(len(pages), args.progress)
+    failed = 0
+    try:
+        for k, page in enumerate(pages, 1):
+            progress.step(k, page.name)
+            try:
+                result = cleaners[page.site].clean((page.url, page.body, page.encoding))
+                text = _render(page, result, args.format, args.links, args.sentences)
+            except Exception as exc:  # one broken page never stops the run
+                failed += 1
+                progress.done()
+                print(f"sst-cleaner: {page.name}: {exc!r}", file=sys.stderr)
+                continue
+            _write(out, page, text, args.format, len(pages) > 1)
+    finally:
+        progress.done()
+        if out is not sys.stdout:
+            out.close()
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,617 @@
+"""Page preparation: bytes or str -> a cleaned lxml DOM with only what a reader can see.
+
+Every method of the package starts here, so that all of them see the same page: the
+invisible parts (scripts, styles, hidden elements, comments) are dropped once, and the
+text that is left is exactly the text a person would read.
+
+Walks are iterative (``iter()``/explicit stacks), and no function here recurses over
+the tree, so a page nested 100,000 levels deep cannot exhaust Python's stack. Every page
+is bounded by :class:`sst_cleaner.engine._limits.Limits` (bytes, tags, elements, depth) before a
+method sees it. libxml2 aborts a parse at nesting depth 256 and silently drops the rest
+of the page; ``parse_html`` notices and re-parses with libxml2's 2048 limit
+(``huge_tree``, safe here because the byte cap already bounds what it lifts), then
+flattens what is deeper than ``Limits.max_depth``.
+"""
+from __future__ import annotations
+
+import math
+import re
+import threading
+from typing import Optional, Union
+
+from lxml import etree
+
+from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
+
+#: elements whose content is never visible text. Not ``object``: what it holds besides
+#: its ``param``s is fallback content, shown whenever the embedded thing cannot be (every
+#: Flash movie, today): a video's caption on a 2013 news page is still read there.
+INVISIBLE_TAGS = (
+    "script", "style", "noscript", "template", "head", "iframe",
+    "svg", "math", "canvas", "select", "option", "datalist", "map", "param",
+)
+#: void elements of HTML5 that libxml2's HTML parser (HTML 4 rules) opens as containers:
+#: ``<div><embed src=x><p>text</p></div>`` parses as ``<embed><p>text</p></embed>``. They
+#: never hold anything, so what the parser put inside them is the page's next content:
+#: the tag goes, its "children" stay (dropping them with it lost the rest of the parent).
+VOID_MISPARSED_TAGS = ("embed", "source", "track")
+# <title> lives in <head>; we keep it apart (see PreparedPage.title) before dropping head.
+
+#: block-level elements: each starts a new text block (paragraph) when text is laid out
+BLOCK_TAGS = frozenset(
+    """address article aside blockquote body caption center dd details dialog dir div dl dt
+    fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 header hgroup hr
+    html legend li main menu nav ol p pre section summary table tbody td tfoot th thead tr ul""".split()
+)
+
+_PARSER_OPTIONS = dict(
+    remove_comments=True,
+    remove_pis=True,
+    no_network=True,
+    recover=True,
+    default_doctype=False,
+    collect_ids=False,
+)
+# Plain etree parsers (not lxml.html's): lxml.html looks up a Python element class for
+# every element touched, which cost ~15 ms on a typical page; nothing here needs it.
+# Parsers are per thread: an lxml parser (and its error log, read below) must not be
+# shared between threads, and Scrapy's pipeline cleans in worker threads.
+_LOCAL = threading.local()
+
+
+def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
+    got = getattr(_LOCAL, "parsers", None)
+    if got is None:
+        # the second one is only used again on a page that hit libxml2's depth limit of
+        # 256 (its limit is then 2048)
+        got = (etree.HTMLParser(**_PARSER_OPTIONS), etree.HTMLParser(huge_tree=True, **_PARSER_OPTIONS))
+        _LOCAL.parsers = got
+    return got
+
+
+def _fromstring(html: str, parser: etree.HTMLParser) -> etree._Element:
+    doc = etree.fromstring(html, parser)
+    if doc is None:
+        raise etree.ParserError("Document is empty")
+    return doc
+
+HtmlInput = Union[str, bytes]
+
+
+def decode_html(data: bytes, encoding: Optional[str] = None, content_type: Optional[str] = None) -> str:
+    """Decode page bytes the way Scrapy does (w3lib): BOM, then HTTP charset, then <meta>,
+    then a sniffed default.
+
+    ``encoding`` is a charset already known for the body (e.g. ``response.encoding``);
+    ``content_type`` the HTTP Content-Type header if there is one.
+    """
+    from w3lib.encoding import html_to_unicode
+
+    header = content_type
+    if header is None and encoding:
+        header = f"text/html; charset={encoding}"
+    _enc, text = html_to_unicode(header, data)
+    return text
+
+
+def normalize_space(text: str) -> str:
+    """Collapse runs of whitespace into one space and trim (and cap runs of combining
+    marks, see :func:`cap_nonstarter_runs`)."""
+    text = " ".join(text.split())  # str.split() and re's \s agree on every code point
+    if not text.isascii():
+        text = cap_nonstarter_runs(text)
+    return text
+
+
+#: UAX #15 "Stream-Safe Text Format": at most 30 non-starters in a row
+MAX_NONSTARTERS = 30
+_NONSTARTER_RUN: Optional[tuple["re.Pattern[str]", "re.Pattern[str]"]] = None
+
+
+def _nonstarter_run_patterns() -> tuple["re.Pattern[str]", "re.Pattern[str]"]:
+    """Runs of more than 30 characters that decompose to combining marks only.
+
+    Built on first use from ``unicodedata`` (planes 0-1 hold every combining mark). One
+    character class with a counted repeat: matching is linear. Two patterns: a class of
+    BMP characters compiles to a bitmap (15 ns a character), one with astral ranges to a
+    range list (ten times slower), used only on text that holds astral characters.
+    """
+    global _NONSTARTER_RUN
+    if _NONSTARTER_RUN is None:
+        import unicodedata
+
+        ranges: list[list[int]] = []
+        for cp in range(0x300, 0x20000):
+            if 0xD800 <= cp <= 0xDFFF:
+                continue
+            ch = chr(cp)
+            if unicodedata.combining(ch):
+                hit = True
+            elif unicodedata.decomposition(ch):
+                dec = unicodedata.normalize("NFKD", ch)
+                hit = all(unicodedata.combining(c) for c in dec)
+            else:
+                hit = False
+            if hit:
+                if ranges and ranges[-1][1] == cp - 1:
+                    ranges[-1][1] = cp
+                else:
+                    ranges.append([cp, cp])
+
+        def compile_class(rs):
+            cls = "".join(re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in rs)
+            return re.compile(f"[{cls}]{{{MAX_NONSTARTERS + 1},}}")
+
+        bmp = [[lo, min(hi, 0xFFFF)] for lo, hi in ranges if lo <= 0xFFFF]
+        _NONSTARTER_RUN = (compile_class(bmp), compile_class(ranges))
+    return _NONSTARTER_RUN
+
+
+def cap_nonstarter_runs(text: str) -> str:
+    """Cut runs of combining marks to 30 (UAX #15 stream-safe text).
+
+    CPython's ``unicodedata.normalize`` sorts a run of combining marks by insertion sort:
+    a letter followed by 40,000 alternating marks (80 KB of "Zalgo" text) takes seconds
+    to NFKC-normalise, 160,000 takes minutes. Every text feature goes through NFKC, so
+    runs are capped where the text of a block is made; no script needs more than a few
+    marks on one letter.
+    """
+    if text.isascii() or not _may_hold_run(text):
+        return text
+    return _cut_runs(text)
+
+
+def _run_pattern(text: str) -> "re.Pattern[str]":
+    """The run pattern for ``text``: the BMP one unless it holds astral characters."""
+    bmp, full = _nonstarter_run_patterns()
+    # astral characters take two UTF-16 units: a C-speed test (max() over a str is slow)
+    return full if len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text) else bmp
+
+
+def _cut_runs(text: str) -> str:
+    """:func:`cap_nonstarter_runs` without its pre-checks (for callers that made them)."""
+    return _run_pattern(text).sub(lambda m: m.group(0)[:MAX_NONSTARTERS], text)
+
+
+# every non-starter is U+0300 or above: two or more UTF-8 bytes, all >= 0x80
+_HIGH_BYTES = bytes(0x80 if i >= 0x80 else 0 for i in range(256))
+_HIGH_RUN = b"\x80" * (2 * (MAX_NONSTARTERS + 1))
+
+
+def _may_hold_run(text: str) -> bool:
+    """False when ``text`` cannot hold a run of more than 30 non-starters: it has no 62
+    consecutive non-ASCII UTF-8 bytes. Three C-level passes (about 3 ns a character)
+    spare most texts the character-class regex (about 20 ns a character)."""
+    return _HIGH_RUN in text.encode("utf-8", "surrogatepass").translate(_HIGH_BYTES)
+
+
+class PreparedPage:
+    """One page after preparation.
+
+    ``root`` is the BODY element of the cleaned tree (the paper's virtual root sits above
+    it conceptually: methods that need one create it in their own structures), ``title``
+    the document title, ``url`` where the page came from (may be None).
+    """
+
+    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements", "_paths", "_steps",
+                 "_by_path")
+
+    def __init__(self, root: etree._Element, title: str, url: Optional[str],
+                 truncated: bool = False, dropped_elements: int = 0):
+        self.root = root
+        self.tree = root.getroottree()
+        self.title = title
+        self.url = url
+        #: True if part of the page was not considered (a :class:`Limits` cap was hit)
+        self.truncated = truncated
+        #: elements removed or flattened by the element / depth caps
+        self.dropped_elements = dropped_elements
+        self._paths: dict = {}
+        self._steps: dict = {}
+        self._by_path: Optional[dict] = None
+
+    def xpath_of(self, el: etree._Element) -> str:
+        """The element's path, exactly as ``tree.getpath(el)`` writes it.
+
+        Computed here with memoised ancestors and one sibling index per wide parent,
+        because libxml2's ``getpath`` rescans all siblings of every ancestor: on a body
+        with 50,000 children, 50,000 calls took 40 s (quadratic); this is linear.
+        """
+        paths = self._paths
+        hit = paths.get(el)
+        if hit is not None:
+            return hit
+        chain = []
+        node = el
+        while node is not None and node not in paths:
+            chain.append(node)
+            node = node.getparent()
+        prefix = paths[node] if node is not None else ""
+        for node in reversed(chain):
+            prefix = prefix + "/" + self._step(node)
+            paths[node] = prefix
+        return prefix
+
+    def element_at(self, path: str) -> Optional[etree._Element]:
+        """The element :meth:`xpath_of` named ``path`` (None if there is none).
+
+        Looked up among the paths already computed (a method names every block it
+        labels), else with XPath; a tag name XPath cannot read (``fb:like``) gives None.
+        """
+        if self._by_path is None or len(self._by_path) != len(self._paths):
+            self._by_path = {p: el for el, p in self._paths.items()}
+        el = self._by_path.get(path)
+        if el is not None:
+            return el
+        try:
+            found = self.tree.xpath(path)
+        except etree.XPathError:
+            return None
+        return found[0] if found and isinstance(found[0], etree._Element) else None
+
+    def _step(self, el: etree._Element) -> str:
+        parent = el.getparent()
+        tag = el.tag
+        if parent is None:
+            return tag
+        steps = self._steps.get(parent)
+        if steps is None:
+            # libxml2's rule: an index only if a sibling has the same name; 1-based
+            steps = {}
+            total: dict = {}
+            for child in parent:
+                if isinstance(child.tag, str):
+                    total[child.tag] = total.get(child.tag, 0) + 1
+            seen: dict = {}
+            for child in parent:
+                t = child.tag
+                if not isinstance(t, str):
+                    continue
+                if total[t] > 1:
+                    seen[t] = seen.get(t, 0) + 1
+                    steps[child] = f"{t}[{seen[t]}]"
+                else:
+                    steps[child] = t
+            self._steps[parent] = steps
+        return steps[el]
+
+
+# C0 controls (but tab, LF, CR) and U+FFFE/U+FFFF: not XML characters, so lxml refuses
+# any string holding one (a method making a text node from page text would crash)
+_NON_XML_CHARS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+# A start tag, tokenised the HTML way (quoted values may hold ">"), with atomic groups and
+# possessive repeats only (Python 3.11): no backtracking, linear on any input.
+_ATTR = r"""[^\s/>=][^\s/>=]*+(?>\s*+=\s*+(?>"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
+_START_TAG = re.compile(r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r")*+")
+_ONE_ATTR = re.compile(r"[\s/]++" + _ATTR)
+
+
+_SHORT_TAGS: dict[int, "re.Pattern[str]"] = {}
+
+
+def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
+    """Text, stray ``<`` and start tags with fewer than ``max_attributes`` attributes, as
+    one possessive run: the scan for over-long tags stays in C (one match per page on
+    ordinary pages, one per long tag otherwise). A start tag is tokenised exactly as by
+    ``_START_TAG``; a tag with ``max_attributes`` or more ends the run."""
+    pat = _SHORT_TAGS.get(max_attributes)
+    if pat is None:
+        tag = (r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+"
+               r"(?![\s/]++" + _ATTR + r")")
+        pat = re.compile(r"(?:[^<]++|<(?![A-Za-z])|" + tag + r")*+")
+        if len(_SHORT_TAGS) < 8:
+            _SHORT_TAGS[max_attributes] = pat
+    return pat
+
+
+#: attribute pairs libxml2 may compare in one document (it checks each attribute of a tag
+#: against the tag's earlier ones, so a tag with k attributes costs k * k): ~0.2 s of C
+#: time at worst. The dev corpora's costliest page needs 61 million (tags of 194
+#: attributes on a page of 1,622 tags), so real pages keep every attribute.
+MAX_ATTRIBUTE_PAIRS = 100_000_000
+#: attributes per tag always kept, however many tags the page has
+MIN_ATTRIBUTES = 64
+
+
+def attribute_cap(max_attributes: int, n_tags: int) -> int:
+    """Attributes kept per start tag on a page of ``n_tags`` tags: ``max_attributes``, or
+    fewer when every tag at that many would cost more than :data:`MAX_ATTRIBUTE_PAIRS`
+    (999 attributes on each of 1,001 tags parsed for 2 s)."""
+    per_tag = math.isqrt(MAX_ATTRIBUTE_PAIRS // max(1, n_tags))
+    return max(1, min(max_attributes, max(MIN_ATTRIBUTES, per_tag)))
+
+
+def _cap_attributes(html: str, max_attributes: int) -> str:
+    """Keep the first ``max_attributes`` attributes of every start tag.
+
+    libxml2's HTML parser checks each new attribute name against all earlier ones of the
+    tag: 100,000 distinct attributes on one element took 55 s of uninterruptible C time.
+    The page is skipped over in C up to each tag with ``max_attributes`` or more
+    attributes (:func:`_short_tags_pattern`), so an ordinary page costs one linear regex
+    scan and no Python-level step per tag.
+    """
+    if len(html) <= 2 * max_attributes:  # each attribute takes at least 2 characters
+        return html
+    skip = _short_tags_pattern(max_attributes)
+    pieces: list[str] = []
+    last = 0
+    pos = skip.match(html).end()
+    while pos < len(html):
+        m = _START_TAG.match(html, pos)  # a start tag with max_attributes or more
+        name_end = m.start() + 1
+        while name_end < m.end() and not (html[name_end].isspace() or html[name_end] == "/"):
+            name_end += 1
+        cut = None
+        for k, a in enumerate(_ONE_ATTR.finditer(html, name_end, m.end()), 1):
+            if k == max_attributes:
+                cut = a.end()
+                break
+        if cut is not None and cut < m.end():
+            pieces.append(html[last:cut])
+            last = m.end()
+        pos = skip.match(html, m.end()).end()
+    if not pieces:
+        return html
+    pieces.append(html[last:])
+    return "".join(pieces)
+
+
+# the same characters, found on UTF-8 bytes: one C-level translate maps them to NUL (and
+# every non-ASCII byte to 0x80, for the combining-run pre-check), then substring searches;
+# several times cheaper than regex searches on the str
+_SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if i >= 0x80 else i)
+                    for i in range(256))
+
+
+def _sanitize_text(text: str) -> str:
+    # lxml rejects NUL and lone surrogates in str input; they are never meaningful text
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+        data = text.encode("utf-8")
+    scan = data.translate(_SCAN_BYTES)
+    if b"\x00" in scan or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
+        text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
+    # _may_hold_run's test, on the bytes already scanned (the replacements above only
+    # break runs)
+    if _HIGH_RUN in scan:
+        text = _cut_runs(text)
+    return text
+
+
+def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[str] = None,
+               limits: Optional[Limits] = None) -> PreparedPage:
+    """Parse and clean one page, within ``limits`` (default :data:`DEFAULT_LIMITS`).
+
+    Never raises on malformed markup: lxml recovers, and an empty or unparsable document
+    gives an empty BODY. A page over a cap is cut and flagged ``truncated`` (see
+    :class:`~sst_cleaner.engine._limits.Limits` for what each cap does).
+    """
+    if limits is None:
+        limits = DEFAULT_LIMITS
+    truncated = False
+    if isinstance(html, bytes):
+        if len(html) > limits.max_page_bytes:
+            html = _cut_at_tag(html, limits.max_page_bytes)
+            truncated = True
+        html = decode_html(html, encoding)
+    elif not isinstance(html, str):
+        raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
+    elif len(html) > limits.max_page_bytes:
+        html = _cut_at_tag(html, limits.max_page_bytes)
+        truncated = True
+    html = _sanitize_text(html)
+    # an XML declaration with an encoding makes lxml refuse str input; drop it
+    if html.startswith("<?xml"):
+        end = html.find("?>")
+        html = html[end + 2:] if end != -1 else html
+    # a flood of tiny elements: cut before the C parser builds millions of nodes
+    n_tags = html.count("<")
+    for _ in range(8):
+        if n_tags <= limits.max_tags:
+            break
+        html = _cut_at_tag(html, int(len(html) * limits.max_tags / n_tags))
+        n_tags = html.count("<")
+        truncated = True
+    html = _cap_attributes(html, attribute_cap(limits.max_attributes, n_tags))
+    doc = None
+    deep = False
+    if html.strip():
+        doc, deep, depth_lost = _parse_document(html)
+        truncated = truncated or depth_lost
+    if doc is None:
+        doc = _fromstring("<html><body></body></html>", _parsers()[0])
+    title = ""
+    title_el = next(doc.iter("title"), None)  # the first in document order, as .//title
+    if title_el is not None:
+        title = normalize_space("".join(title_el.itertext()))
+    # invisible subtrees first (C-level), so that the caps count what a reader sees
+    etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
+    etree.strip_tags(doc, *VOID_MISPARSED_TAGS)
+    dropped = _cap_elements(doc, limits.max_elements)
+    truncated = truncated or dropped > 0
+    # without the deep re-parse, libxml2 has already kept the tree within depth 256
+    if deep or limits.max_depth < LIBXML2_MAX_DEPTH:
+        dropped += _cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
+    _drop_hidden(doc)  # the invisible tags are already gone
+    # character references and joined tails can make new runs of combining marks
+    if "&" in html or not html.isascii():
+        _cap_tree_runs(doc)
+    body = doc.find("body")
+    if body is None:
+        body = etree.SubElement(doc, "body")
+    return PreparedPage(body, title, url, truncated=truncated, dropped_elements=dropped)
+
+
+
+def as_page(page: Union["PreparedPage", HtmlInput, tuple], url: Optional[str] = None,
+            limits: Optional[Limits] = None) -> "PreparedPage":
+    """A :class:`PreparedPage` from what the API accepts: a prepared page (as is), HTML
+    (str or bytes), ``(url, html)`` or ``(url, html_bytes, declared_encoding)``."""
+    if isinstance(page, PreparedPage):
+        return page
+    encoding = None
+    if isinstance(page, tuple):
+        if len(page) == 2:
+            url, page = page
+        elif len(page) == 3:  # bytes with the charset the server declared
+            url, page, encoding = page
+        else:
+            raise ValueError("a page tuple must be (url, html) or (url, html_bytes, encoding)")
+    return parse_html(page, url=url, encoding=encoding, limits=limits)
+
+def _cap_tree_runs(doc: etree._Element) -> None:
+    """Cut runs of combining marks in the tree's text nodes to 30, like the page text
+    before parsing (:func:`cap_nonstarter_runs`). Character references (``&#x301;``
+    40,000 times) are decoded by the parser, and removing hidden elements joins their
+    tails, so runs can appear after the text was capped; a method tokenising a raw text
+    node would spend seconds in NFKC. One C-level concatenation and one regex search
+    decide whether any text node needs it."""
+    text = doc.xpath("string()")
+    if text.isascii() or not _may_hold_run(text) or not _run_pattern(text).search(text):
+        return
+    for el in doc.iter():
+        if el.text and not el.text.isascii():
+            el.text = cap_nonstarter_runs(el.text)
+        if el.tail and not el.tail.isascii():
+            el.tail = cap_nonstarter_runs(el.tail)
+
+
+def _cut_at_tag(data, limit: int):
+    """``data[:limit]``, moved back to just before the last ``<`` if that is not too far,
+    so that no tag is cut in half."""
+    lt = b"<" if isinstance(data, bytes) else "<"
+    cut = data.rfind(lt, 0, limit + 1)
+    if cut < limit // 2:
+        cut = limit
+    return data[:cut]
+
+
+def _parse_document(html: str) -> tuple[Optional[etree._Element], bool, bool]:
+    """Parse; on libxml2's depth-256 abort, parse again with its 2048 limit.
+
+    Returns the root (None if lxml refuses the text), whether the deep re-parse was used
+    (the tree may then be deeper than 256) and whether content was still lost to nesting
+    deeper than 2048.
+    """
+    parser, deep_parser = _parsers()
+    try:
+        doc = _fromstring(html, parser)
+    except (etree.ParserError, ValueError):
+        return None, False, False
+    if not _hit_depth_limit(parser):
+        return doc, False, False
+    try:
+        deep = _fromstring(html, deep_parser)
+    except (etree.ParserError, ValueError):
+        return doc, False, True
+    return deep, True, _hit_depth_limit(deep_parser)
+
+
+def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
+    # the depth error is fatal, so it is the last one logged
+    err = parser.error_log.last_error
+    return err is not None and err.type_name == "ERR_RESOURCE_LIMIT" and "depth" in err.message
+
+
+def _cap_elements(doc: etree._Element, max_elements: int) -> int:
+    """Drop every element after the first ``max_elements`` (document order); returns how
+    many were dropped. Counting and finding run in libxml2's XPath engine (C): a flood of
+    elements costs no Python-level walk."""
+    total = int(doc.xpath("count(//*)"))
+    if total <= max_elements:
+        return 0
+    first = doc.xpath(f"(//*)[{max_elements + 1}]")[0]
+    parent = first.getparent()
+    del parent[parent.index(first):]
+    node = parent
+    parent = node.getparent()
+    while parent is not None:
+        del parent[parent.index(node) + 1:]
+        node = parent
+        parent = node.getparent()
+    return total - max_elements
+
+
+def _cap_depth(doc: etree._Element, max_depth: int) -> int:
+    """Flatten elements deeper than ``max_depth`` (``html`` = 1) into their ancestor at
+    the limit: the text stays, the tags go. Returns the number of elements removed."""
+    removed = 0
+    at_limit = doc.xpath("/*" + "/*" * (max_depth - 1))
+    for el in at_limit:
+        if len(el) == 0:
+            continue
+        n = sum(1 for _ in el.iterdescendants())
+        text = " ".join(t for t in el.itertext() if t.strip())
+        del el[:]
+        el.text = text
+        removed += n
+    return removed
+
+
+# Hidden elements, found by libxml2's XPath engine (C) from the attributes that hide
+# them: ``hidden``, an inline style that says ``display:none`` or ``visibility:hidden``
+# once CSS whitespace is removed and the letters are lower-cased, ``aria-hidden="true"``.
+# Selecting attributes rather than elements (``//@style``, not ``//*[@style]``) is half
+# the cost on libxml2, and the style test in C returns only the hiding ones, not every
+# styled element (docs pages carry hundreds).
+_UPPER = "ABDEHILNOPSTVY"  # the letters of the two hiding declarations
+# (form feed, the fifth CSS space, cannot reach the tree: it is not an XML character)
+_STYLE_KEY = f"translate(., '{_UPPER} \t\n\r', '{_UPPER.lower()}')"
+_HIDING_ATTRS = etree.XPath(
+    "//@hidden"
+    f" | //@style[contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')]"
+    " | //@aria-hidden[. = 'true']"
+)
+
+
+def _drop_hidden(doc: etree._Element) -> None:
+    """Drop hidden elements (``hidden``, an inline ``display:none`` or
+    ``visibility:hidden``, an empty ``aria-hidden="true"``) and non-element nodes."""
+    # comments/PIs are removed by the parser; entities and other non-element nodes too,
+    # so this walk (in C: the filter is libxml2's) normally finds none
+    if next(doc.iter(etree.Comment, etree.ProcessingInstruction, etree.Entity), None) is not None:
+        _drop_elements([el for el in doc.iter() if not isinstance(el.tag, str)])
+    doomed = []
+    last = None
+    for attr in _HIDING_ATTRS(doc):  # document order
+        el = attr.getparent()
+        if el is last:  # two hiding attributes on one element
+            continue
+        last = el
+        if attr.attrname == "aria-hidden" and "".join(el.itertext()).strip():
+            continue  # text marked aria-hidden is still on screen
+        doomed.append(el)
+    _drop_elements(doomed)
+
+
+def _drop_elements(doomed: list) -> None:
+    """Remove each of ``doomed`` (document order) with its subtree, keeping its tail text
+    in place (appended to the previous sibling's tail or the parent's text), the moved
+    tails joined once per receiving node: appending them one by one re-copied the growing
+    string each time (50,000 hidden siblings with tails: 13 s, quadratic)."""
+    pending: dict = {}  # (node, "tail" | "text") -> tails to append, in order
+    for el in doomed:
+        parent = el.getparent()
+        if parent is None:
+            continue
+        tail = el.tail
+        if tail:
+            prev = el.getprevious()
+            key = (prev, "tail") if prev is not None else (parent, "text")
+            pending.setdefault(key, []).append(tail)
+        parent.remove(el)
+    for (node, slot), tails in pending.items():
+        if slot == "tail":
+            node.tail = (node.tail or "") + "".join(tails)
+        else:
+            node.text = (node.text or "") + "".join(tails)
+
+
+def element_text(el: etree._Element) -> str:
+    """Visible text of an element, whitespace-normalised (tail excluded)."""
+    return normalize_space(" ".join(t for t in el.itertext()))

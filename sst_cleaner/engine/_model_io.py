@@ -1,0 +1,102 @@
+"""The model file format: JSON, versioned, validated, written atomically.
+
+A model file is untrusted input (it may be old, truncated, hand-edited or hostile), so it
+is read as plain JSON data, size-capped, and checked before use; nothing in it is ever
+executed or unpickled.
+
+Format (``format_version`` 1)::
+
+    {
+      "format": "sst-cleaner-model",
+      "format_version": 1,
+      "method": "default",          # the SiteCleaner method that made it
+      "params": {...},              # the SiteCleaner(**params) keyword arguments
+      "model": {...}                # the method's own state (documented per method)
+    }
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Union
+
+FORMAT = "sst-cleaner-model"
+FORMAT_VERSION = 1
+#: models bigger than this are refused (a site model is a few MB at most)
+MAX_MODEL_BYTES = 256 * 1024 * 1024
+
+
+class ModelFormatError(ValueError):
+    """The file is not a usable sst-cleaner model (corrupt, truncated, wrong version...)."""
+
+
+def wrap_model(method: str, params: dict, state: dict) -> dict:
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "method": method,
+            "params": params, "model": state}
+
+
+def unwrap_model(data: Any) -> tuple[str, dict, dict]:
+    if not isinstance(data, dict):
+        raise ModelFormatError("model file does not hold a JSON object")
+    if data.get("format") != FORMAT:
+        raise ModelFormatError("not an sst-cleaner model file (missing 'format' marker)")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ModelFormatError(f"model format version {version!r} is not supported (expected {FORMAT_VERSION})")
+    method, params, state = data.get("method"), data.get("params"), data.get("model")
+    if not isinstance(method, str) or not isinstance(params, dict) or not isinstance(state, dict):
+        raise ModelFormatError("model file is missing 'method', 'params' or 'model'")
+    for key in params:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ModelFormatError(f"bad parameter name in model file: {key!r}")
+    return method, params, state
+
+
+def write_json_atomic(path: Union[str, os.PathLike], data: dict) -> None:
+    """Write JSON to a temp file in the same folder, fsync, then rename over ``path``."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _reject_constant(name: str) -> Any:
+    raise ModelFormatError(f"model file holds the non-finite number {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ModelFormatError(f"model file holds the non-finite number {text[:40]}")
+    return value
+
+
+def read_json_model(path: Union[str, os.PathLike]) -> dict:
+    """Read and check a model file: every model read goes through here (see
+    :mod:`~sst_cleaner.engine._model_file` for what is refused and why)."""
+    from sst_cleaner.engine._model_file import check_model, read_model_bytes
+
+    path = os.fspath(path)
+    raw = read_model_bytes(path, MAX_MODEL_BYTES)
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except ModelFormatError:
+        raise
+    # ValueError: JSON syntax, and integers over Python's 4300-digit conversion limit
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelFormatError(f"model file {path!r} is not valid JSON: {exc}") from exc
+    check_model(data)
+    return data

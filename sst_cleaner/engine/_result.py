@@ -1,0 +1,120 @@
+"""What cleaning a page returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+#: block labels
+INFORMATIVE = "informative"
+NOISE = "noise"
+
+#: ``CleanResult.status`` when the site model kept (almost) nothing of the page and the
+#: text is the page-level fallback's
+STATUS_SITE_EMPTY = "site_empty"
+
+
+@dataclass
+class Block:
+    """One text block of the page and the verdict on it.
+
+    ``xpath`` locates the element in the *cleaned* DOM of the page (scripts, hidden
+    elements removed), ``label`` is ``"informative"`` or ``"noise"``, ``score`` the
+    method's own evidence (importance, entropy or density; higher = more informative
+    unless the method documents otherwise), ``sentences`` the informative sentences of the
+    block when the method decides per sentence.
+    """
+
+    xpath: str
+    text: str
+    label: str
+    score: float = 0.0
+    sentences: Optional[list[str]] = None
+
+    def to_dict(self) -> dict:
+        return {"xpath": self.xpath, "text": self.text, "label": self.label, "score": round(self.score, 4)}
+
+
+@dataclass
+class CleanResult:
+    """Informative content of one page.
+
+    ``text``: informative text, one block per line. ``sentences``: the informative
+    sentences in page order. ``blocks``: every text block with its label. ``method``:
+    the method that produced it (for a site model that fell back to the page-level
+    method, ``"cetd"``). ``link_blocks``: informative link blocks (WISDOM only).
+    ``status``: ``"ok"``; ``"truncated"`` if the page was cut by a size cap before
+    cleaning; ``"over_budget"`` if cleaning ran out of its time budget and the page was
+    returned whole (see :class:`sst_cleaner.engine._limits.Limits`); ``"site_empty"`` if the
+    site's model kept (almost) nothing of the page and the text is the page-level
+    fallback's (the default method).
+
+    ``markdown``, ``html`` (see :mod:`sst_cleaner.engine._formats`) and ``metadata`` (see
+    :mod:`sst_cleaner.engine._metadata`) are made when first read, from the parsed page the
+    result keeps (a result from ``SiteCleaner.clean``; one made otherwise has none, and
+    they are empty). A pickled result leaves the parsed page behind.
+    """
+
+    text: str
+    sentences: list[str]
+    blocks: list[Block]
+    method: str
+    title: str = ""
+    link_blocks: list[dict] = field(default_factory=list)
+    status: str = "ok"
+    #: the parsed page and the page as given, for the formats and metadata made on demand
+    page: Any = field(default=None, repr=False, compare=False)
+    source: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["page"] = None  # lxml trees do not pickle
+        return state
+
+    def as_markdown(self, links: bool = False) -> str:
+        """The kept blocks as Markdown; ``links`` writes links as ``[text](url)``."""
+        from sst_cleaner.engine._formats import to_markdown
+
+        return to_markdown(self.blocks, self.page, links) if self.page is not None else self.text
+
+    def as_html(self, links: bool = False) -> str:
+        """The kept blocks as a minimal, safe HTML fragment (see
+        :func:`sst_cleaner.engine._formats.to_html`); ``links`` keeps web links."""
+        from sst_cleaner.engine._formats import to_html
+
+        if self.page is None:
+            from html import escape
+
+            return "\n".join(f"<p>{escape(line)}</p>" for line in self.text.split("\n") if line)
+        return to_html(self.blocks, self.page, links)
+
+    @property
+    def markdown(self) -> str:
+        return self.as_markdown()
+
+    @property
+    def html(self) -> str:
+        return self.as_html()
+
+    @property
+    def metadata(self) -> dict:
+        """Title, authors, dates, language, canonical URL, site name and description
+        of the page, from its markup (see :func:`sst_cleaner.engine._metadata.extract_metadata`)."""
+        cached = self.__dict__.get("_metadata")
+        if cached is None:
+            from sst_cleaner.engine._metadata import extract_metadata
+
+            url = getattr(self.page, "url", None)
+            cached = extract_metadata(self.source, url=url) if self.source is not None else {}
+            if not cached.get("title") and self.title:
+                cached["title"] = self.title
+            self.__dict__["_metadata"] = cached
+        return cached
+
+    @property
+    def template_share(self) -> float:
+        """Share of the page's text characters judged noise."""
+        total = sum(len(b.text) for b in self.blocks)
+        if not total:
+            return 0.0
+        noise = sum(len(b.text) for b in self.blocks if b.label != INFORMATIVE)
+        return noise / total

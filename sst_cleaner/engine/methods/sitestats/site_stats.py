@@ -1,0 +1,589 @@
+"""Site statistics over style nodes: the evidence the default method learns from a site.
+
+Every text block of a page hangs under a *style path*: the sequence of (TAG, Attr) pairs
+from BODY down to the block's element, with positions left out. Two blocks of two pages
+with the same style path are the same node of the Site Style Tree when the trees align,
+which is what a tolerant match achieves without aligning: a varying ad slot or an optional
+share box changes a sibling, not the path of the article body. So the style path is our
+SST node identity (``node key``).
+
+For each node the model keeps, incrementally (one page at a time, no page kept):
+
+* ``node_df``: how many pages have the node (the SST's page count of a style node);
+* ``node_S`` and ``node_Q``: for each feature (stemmed keyword) the sums S = sum_j tf_ij
+  and Q = sum_j tf_ij ln tf_ij over the pages j of the node's collection, so that the
+  informative-sentences entropy H(F_i) = -sum_j w_ij log_n w_ij with w_ij = tf_ij / S is
+  H = (ln S - Q / S) / ln n, an O(1) look-up (and O(1) to take one page back out). They
+  are two plain dicts of numbers rather than one of (S, Q) pairs: S is a count, counted
+  in C; Q only moves for a feature seen twice or more on a page (tf ln tf = 0 for tf =
+  1), so most features never enter it; and dicts of numbers are not tracked by the
+  cyclic garbage collector, where a model's hundred thousand pairs were;
+* ``sent_df`` and ``node_sent``: in how many pages each (normalised) sentence occurs,
+  site-wide and per node: the exact-recurrence evidence of template text.
+
+``page_fps`` holds a fingerprint of each fitted page so that cleaning a page that is
+itself in the sample removes its own contribution: a page is judged only by the *other*
+pages of its site, in the transductive setting as in leave-one-out.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+from typing import Optional
+
+from lxml import etree
+
+from sst_cleaner.engine._dom import PreparedPage
+from sst_cleaner.engine._segment import TextBlock, text_blocks
+from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
+from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, features_from_words, split_sentences, words
+
+try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
+    from _collections import _count_elements
+except ImportError:  # pragma: no cover - other Python implementations
+    def _count_elements(mapping, iterable):
+        get = mapping.get
+        for x in iterable:
+            mapping[x] = get(x, 0) + 1
+
+#: attributes that carry a node's style on today's web, plus the old presentational ones
+STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
+
+
+_STYLE_ATTR_SET = frozenset(STYLE_ATTRS)
+
+
+def style_label(el: etree._Element) -> str:
+    """``TAG`` plus its normalised style attributes: the paper's (TAG, Attr) pair."""
+    return _label_and_hints(el)[0]
+
+
+@lru_cache(maxsize=50_000)
+def _style_label(tag: str, raw: tuple) -> str:
+    # pages of a site repeat the same few hundred attribute sets: normalise each once
+    parts = [tag]
+    for name, v in raw:
+        parts.append(f"{name}={normalise_attr_value(v)[:80]}")
+    return "|".join(parts)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def sentence_hash(sentence: str) -> str:
+    """Sentences that differ only in case, punctuation, spacing or numbers are the same."""
+    return _words_hash(words(sentence))
+
+
+#: token -> the form it takes in a sentence hash ("#" for a number)
+_HASH_TOKEN = BoundedMemo(lambda tok: "#" if tok.isdigit() else tok)
+
+
+def _words_hash(tokens: list[str]) -> str:
+    return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
+
+
+@dataclass(slots=True)
+class SentenceInfo:
+    text: str
+    hash: str
+    feats: list[str]
+    n_words: int
+    stop_ratio: float
+
+
+class BlockText:
+    """What a block's text says, computed once per distinct text (see :func:`block_text`):
+    its sentences, and the three things learning adds up per block, laid out so that
+    :meth:`SiteStats.add` hands them to C-level dict updates instead of looping over
+    sentences: the sentence hashes, every sentence's features in a row, and the sentence
+    lengths. Never mutated."""
+
+    __slots__ = ("sentences", "hashes", "feats", "lengths")
+
+    def __init__(self, sentences: tuple[SentenceInfo, ...]):
+        self.sentences = sentences
+        self.hashes = tuple([s.hash for s in sentences])
+        self.feats = tuple(chain.from_iterable([s.feats for s in sentences]))
+        self.lengths = tuple([len(s.text) for s in sentences])
+
+
+@dataclass(slots=True)
+class BlockInfo:
+    block: TextBlock
+    key: str                      # style path digest (the SST node)
+    tag: str
+    text_info: BlockText
+    ancestors: tuple = ()         # tags of ancestors (for pre/code/table context)
+    hints: int = 0                # class/id hints of the ancestors (HINT_* bits)
+    near_hints: int = 0           # ... of the element and its two nearest ancestors
+
+    @property
+    def sentences(self) -> tuple[SentenceInfo, ...]:
+        return self.text_info.sentences
+
+
+@dataclass
+class PageAnalysis:
+    page: PreparedPage
+    blocks: list[BlockInfo]
+    fingerprint: str
+
+
+# Words in class/id values that name what a container is, the way authors name them.
+# A word matches at the start of a name's token (tokens split at punctuation, digits and
+# camelCase humps), so "comments" and "commentList" name comments while "correspond" does
+# not contain "respond" and "getlogin" is no login box. An id written all in capitals is
+# an anchor generated from a title (DocBook's "SQL-COMMENT" is the COMMENT command's
+# page), not a name a designer gave a container, and says nothing.
+HINT_COMMENT = 1
+HINT_BOILER = 2
+HINT_CONTENT = 4
+HINT_MEDIA = 8
+_HINT_WORDS = (
+    (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "replies", "discussion")),
+    (HINT_BOILER, ("share", "social", "related", "sidebar", "footer", "navbar", "menu", "breadcrumb",
+                   "widget", "promo", "advert", "sponsor", "banner", "cookie", "newsletter", "subscribe",
+                   "masthead", "toolbar", "popular", "trending", "recommend", "tags", "signup", "login",
+                   "disclaimer", "legal", "copyright", "teaser")),
+    (HINT_CONTENT, ("article", "content", "post", "entry", "story", "main", "body", "text", "blog")),
+    (HINT_MEDIA, ("caption", "gallery", "slide", "photo", "credit", "figure", "carousel", "thumb")),
+)
+
+
+def class_hints(el: etree._Element) -> int:
+    """HINT_* bits of the element's own class/id names."""
+    return _label_and_hints(el)[1]
+
+
+def name_tokens(val: str) -> list[str]:
+    """The lower-cased tokens of a class/id value: split at every character that is not a
+    letter and before every capital that follows a lower-case letter."""
+    out: list[str] = []
+    cur: list[str] = []
+    prev_lower = False
+    for ch in val:
+        if ch.isalpha():
+            if ch.isupper() and prev_lower and cur:
+                out.append("".join(cur).lower())
+                cur = []
+            cur.append(ch)
+            prev_lower = ch.islower()
+        else:
+            if cur:
+                out.append("".join(cur).lower())
+                cur = []
+            prev_lower = False
+    if cur:
+        out.append("".join(cur).lower())
+    return out
+
+
+def _hints_of(cls: str, ident: str) -> int:  # called from the cached _label_hints_of only
+    tokens = name_tokens(cls)
+    if not ident.isupper():  # isupper: some letter, and no lower-case one
+        tokens += name_tokens(ident)
+    bits = 0
+    for bit, names in _HINT_WORDS:
+        if any(tok.startswith(n) for tok in tokens for n in names):
+            bits |= bit
+    return bits
+
+
+def block_text(text: str) -> BlockText:
+    """A block's sentences and their sums (:class:`BlockText`).
+
+    Short texts are cached: a site's template blocks (menus, footers, banners) come back
+    on every page, and this is the costliest per-block step. Long texts (articles) are
+    not, so the cache stays small (at most 20,000 texts of 2,000 characters).
+    """
+    if len(text) <= _CACHED_BLOCK_CHARS:
+        return _cached_block_text(text)
+    return _block_text(text)
+
+
+_CACHED_BLOCK_CHARS = 2000
+
+
+def _block_text(text: str) -> BlockText:
+    out = []
+    for s in split_sentences(text):
+        ws = words(s)
+        if not ws:
+            continue
+        stop = sum(map(_is_stop, ws)) / len(ws)
+        out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
+    return BlockText(tuple(out))
+
+
+_is_stop = STOP_WORDS.__contains__
+_cached_block_text = lru_cache(maxsize=20_000)(_block_text)
+
+
+_CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
+                           "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol",
+                           "figure", "figcaption"))
+
+
+def _label_and_hints(el: etree._Element) -> tuple[str, int]:
+    """:func:`style_label` and :func:`class_hints` of one element, reading its attributes once."""
+    items = el.items()  # a plain list: cheaper than the ``attrib`` proxy
+    if not items:
+        return el.tag, 0
+    if len(items) == 1:  # the common case (a class, an id, an href) needs no sort
+        k, v = items[0]
+        if v and k in _STYLE_ATTR_SET:
+            return _label_hints_of(el.tag, (items[0],))
+        return el.tag, 0
+    raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in _STYLE_ATTR_SET]))
+    if not raw:
+        return el.tag, 0
+    return _label_hints_of(el.tag, raw)
+
+
+@lru_cache(maxsize=50_000)
+def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
+    d = dict(raw)
+    cls, ident = d.get("class"), d.get("id")
+    hints = _hints_of(cls or "", ident or "") if (cls or ident) else 0
+    return _style_label(tag, raw), hints
+
+
+def analyse_page(page: PreparedPage) -> PageAnalysis:
+    """Cut a page into blocks and sentences and give each block its style-path key."""
+    root = page.root
+    # Style paths are interned while text_blocks walks the page: the walk's state of an
+    # element is its path id, ``entries[id] = (parent id, label, tag, own hint bits)``.
+    # What a block needs of its path (digest, context tags, hint bits) is derived from
+    # the id for the blocks that have text only, once per path: most elements are
+    # wrappers, and a page repeats a few hundred paths.
+    # BODY's own attributes are left out of its label: CMSs put the post slug, author
+    # and category there, which would make every page a style of its own.
+    entries: list[tuple[int, str, str, int]] = [(-1, "body", root.tag, class_hints(root))]
+    intern: dict[tuple[int, str, int], int] = {}
+
+    def annotate(el: etree._Element, parent: Optional[int]) -> int:
+        if parent is None:
+            return 0
+        label, hints = _label_and_hints(el)
+        # the hint bits are part of the identity: one label can come from raw class/id
+        # values that differ in what they say (see _label_hints_of)
+        pair = (parent, label, hints)
+        pid = intern.get(pair)
+        if pid is None:
+            pid = intern[pair] = len(entries)
+            entries.append((parent, label, el.tag, hints))
+        return pid
+
+    # pid -> (digest, context tags above and at, hint bits of the path, of its near end)
+    paths: dict[int, tuple[str, tuple, int, int]] = {}
+    context_tags = _CONTEXT_TAGS
+
+    def path_of(pid: int) -> tuple[str, tuple, int, int]:
+        got = paths.get(pid)
+        if got is None:
+            ids = []  # BODY ... pid
+            i = pid
+            while i >= 0:
+                ids.append(i)
+                i = entries[i][0]
+            ids.reverse()
+            # BODY's tag is no context (its hint bits do count)
+            ctx = tuple([entries[i][2] for i in ids[1:] if entries[i][2] in context_tags])
+            hints = 0
+            for i in ids:
+                hints |= entries[i][3]
+            # what the block's own container is called: its element and the two above
+            # it (BODY excluded: CMSs put page-wide words like "comments-open" there)
+            near = 0
+            for i in ids[1:][-3:]:
+                near |= entries[i][3]
+            digest = _digest("/".join(entries[i][1] for i in ids))
+            got = paths[pid] = (digest, ctx, hints, near)
+        return got
+
+    infos: list[BlockInfo] = []
+    all_hashes: list[str] = []
+    for blk in text_blocks(root, annotate):
+        bt = block_text(blk.text)
+        if not bt.sentences:
+            continue
+        key, ctx, hints, near = path_of(blk.state)
+        infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
+        all_hashes.extend(bt.hashes)
+    fp = _digest(" ".join(all_hashes))
+    return PageAnalysis(page, infos, fp)
+
+
+class SiteStats:
+    """The incremental site model (see module docstring)."""
+
+    def __init__(self) -> None:
+        self.n_pages = 0
+        self.page_fps: dict[str, int] = {}
+        self.sent_df: dict[str, int] = {}
+        self.sent_len: dict[str, int] = {}
+        self.node_df: dict[str, int] = {}
+        self.node_sent: dict[str, dict[str, int]] = {}
+        self.node_S: dict[str, dict[str, float]] = {}  # feature -> sum_j tf_ij
+        self.node_Q: dict[str, dict[str, float]] = {}  # feature -> sum_j tf_ij ln tf_ij, if != 0
+        self._share_cache: dict[str, float] = {}
+
+    # -- learning ---------------------------------------------------------------
+    def add(self, pa: PageAnalysis) -> None:
+        self.n_pages += 1
+        self.page_fps[pa.fingerprint] = self.page_fps.get(pa.fingerprint, 0) + 1
+        node_sents: dict[str, set[str]] = {}
+        node_feats: dict[str, list[tuple]] = {}  # the node's blocks' features on this page
+        sent_len = self.sent_len
+        for b in pa.blocks:
+            bt = b.text_info
+            ns = node_sents.get(b.key)
+            if ns is None:
+                node_sents[b.key] = set(bt.hashes)
+                node_feats[b.key] = [bt.feats]
+            else:
+                ns.update(bt.hashes)
+                node_feats[b.key].append(bt.feats)
+            sent_len.update(zip(bt.hashes, bt.lengths))
+        # page counts: each key once per page, counted in C
+        _count_elements(self.sent_df, set().union(*node_sents.values()))
+        _count_elements(self.node_df, node_sents)
+        node_sent, node_S, node_Q, log = self.node_sent, self.node_S, self.node_Q, math.log
+        for key, hs in node_sents.items():
+            d = node_sent.get(key)
+            if d is None:
+                d = node_sent[key] = {}
+            _count_elements(d, hs)
+            S = node_S.get(key)
+            if S is None:
+                S = node_S[key] = {}
+            feats = node_feats[key]
+            _count_elements(S, chain.from_iterable(feats))  # S += tf, in C
+            # the page's own tf, for Q: counting the occurrences a second time in C is
+            # cheaper than adding tf into S with a Python loop
+            tf: dict[str, int] = {}
+            _count_elements(tf, chain.from_iterable(feats))
+            if len(tf) < sum(map(len, feats)):  # some feature is on the page twice or more
+                Q = node_Q.get(key)
+                if Q is None:
+                    Q = node_Q[key] = {}
+                for f, c in tf.items():
+                    if c > 1:
+                        Q[f] = Q.get(f, 0.0) + c * log(c)
+        self._share_cache.clear()
+
+    def merge(self, other: "SiteStats") -> None:
+        """Add ``other``'s pages, learnt apart (another shard of the same site's pages, see
+        :mod:`~sst_cleaner.engine._parallel_fit`): every field is a sum over pages, so the result
+        is the model of both page sets (Q up to float rounding). ``other``'s dicts are
+        taken over, not copied: do not use it afterwards."""
+        self.n_pages += other.n_pages
+        for mine, theirs in ((self.page_fps, other.page_fps), (self.sent_df, other.sent_df),
+                             (self.node_df, other.node_df)):
+            _add_counts(mine, theirs)
+        self.sent_len.update(other.sent_len)  # the later pages' length wins, as in add()
+        for mine_by_node, theirs_by_node in ((self.node_sent, other.node_sent), (self.node_S, other.node_S),
+                                             (self.node_Q, other.node_Q)):
+            for key, theirs in theirs_by_node.items():
+                mine = mine_by_node.get(key)
+                if mine is None:
+                    mine_by_node[key] = theirs
+                else:
+                    _add_counts(mine, theirs)
+        self._share_cache.clear()
+
+    # -- evidence for one page ------------------------------------------------------
+    def page_view(self, pa: PageAnalysis) -> "PageView":
+        own = 1 if self.page_fps.get(pa.fingerprint, 0) > 0 else 0
+        return PageView(self, pa, own)
+
+    def node_template_share(self, key: str, min_df: int) -> float:
+        """Share of the node's text (over all fitted pages) that recurs on >= min_df pages."""
+        ck = f"{key}:{min_df}"
+        v = self._share_cache.get(ck)
+        if v is not None:
+            return v
+        d = self.node_sent.get(key)
+        if not d:
+            v = 0.0
+        else:
+            tot = rec = 0
+            for h, c in d.items():
+                w = c * self.sent_len.get(h, 1)
+                tot += w
+                if self.sent_df.get(h, 0) >= min_df:
+                    rec += w
+            v = rec / tot if tot else 0.0
+        self._share_cache[ck] = v
+        return v
+
+    # -- persistence ----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {
+            "n_pages": self.n_pages,
+            "page_fps": self.page_fps,
+            "sent_df": self.sent_df,
+            "sent_len": self.sent_len,
+            "node_df": self.node_df,
+            "node_sent": self.node_sent,
+            "node_feat": {k: {f: [round(float(c), 6), round(self.node_Q.get(k, {}).get(f, 0.0), 6)]
+                              for f, c in d.items()}
+                          for k, d in self.node_S.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "SiteStats":
+        obj = cls()
+        obj.n_pages = int(state["n_pages"])
+        obj.page_fps = {str(k): int(v) for k, v in state["page_fps"].items()}
+        obj.sent_df = {str(k): int(v) for k, v in state["sent_df"].items()}
+        obj.sent_len = {str(k): int(v) for k, v in state["sent_len"].items()}
+        obj.node_df = {str(k): int(v) for k, v in state["node_df"].items()}
+        obj.node_sent = {str(k): {str(h): int(c) for h, c in d.items()} for k, d in state["node_sent"].items()}
+        for k, d in state["node_feat"].items():
+            obj.node_S[str(k)] = {str(f): float(v[0]) for f, v in d.items()}
+            q = {str(f): float(v[1]) for f, v in d.items() if float(v[1]) != 0.0}
+            if q:
+                obj.node_Q[str(k)] = q
+        return obj
+
+
+class SiteStatsModel:
+    """What every method built on :class:`SiteStats` shares: learning is adding pages."""
+
+    stats: SiteStats
+
+    @property
+    def n_pages(self) -> int:
+        return self.stats.n_pages
+
+    def fit(self, pages: list[PreparedPage]) -> None:
+        self.stats = SiteStats()
+        for p in pages:
+            self.apply_page(analyse_page(p))
+
+    def partial_fit(self, page: PreparedPage) -> None:
+        self.apply_page(self.prepare_page(page))
+
+    # partial_fit in two steps, so that SiteCleaner can bound it: the analysis touches no
+    # model state and may be interrupted; the update is small by construction (learn_caps)
+    def prepare_page(self, page: PreparedPage) -> PageAnalysis:
+        return analyse_page(page)
+
+    def apply_page(self, pa: PageAnalysis) -> bool:
+        """Learn an analysed page, within the per-page caps; False (nothing learnt) when
+        the site model is full."""
+        from sst_cleaner.engine import _learn_caps as learn_caps
+
+        pa = learn_caps.capped_for_learning(pa)
+        if learn_caps.stats_entries(self.stats) + learn_caps.page_entries(pa) > learn_caps.MAX_SITE_ENTRIES:
+            return False
+        self.stats.add(pa)
+        return True
+
+    def shard_state(self) -> SiteStats:
+        """What a process that learnt some of the site's pages sends back to be merged."""
+        return self.stats
+
+    def merge_shard(self, stats: SiteStats) -> None:
+        """Add another shard's pages (see :mod:`~sst_cleaner.engine._parallel_fit`)."""
+        self.stats.merge(stats)
+
+
+def _add_counts(mine: dict, theirs: dict) -> None:
+    get = mine.get
+    for k, v in theirs.items():
+        mine[k] = get(k, 0) + v
+
+
+def _entropy(S: float, Q: float, own_tf: int, ln_n: float) -> float:
+    """H = (ln S - Q / S) / ln n from a feature's sums (S, Q) over the node's pages, with
+    the page's own ``own_tf`` occurrences taken out; clipped to [0, 1]."""
+    if own_tf:
+        S -= own_tf
+        Q -= own_tf * math.log(own_tf)
+    if S <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (math.log(S) - Q / S) / ln_n))
+
+
+class PageView:
+    """The site's evidence about one page, with the page's own contribution removed."""
+
+    def __init__(self, stats: SiteStats, pa: PageAnalysis, own: int):
+        self.stats = stats
+        self.pa = pa
+        self.own = own
+        self.n_other = stats.n_pages - own
+        #: other pages a sentence must recur on to count as template: 2, so that one
+        #: chance repeat is not template, or the only other page when there is just one
+        self.recur_df = max(1, min(2, self.n_other))
+        # the page's own per-node feature counts (to take them back out of S and Q)
+        self._own_tf: dict[str, dict[str, int]] = {}
+        if own:
+            for b in pa.blocks:
+                _count_elements(self._own_tf.setdefault(b.key, {}), b.text_info.feats)
+        self._own_sent = {h for b in pa.blocks for h in b.text_info.hashes} if own else set()
+        self._own_nodes = {b.key for b in pa.blocks} if own else set()
+        self._h_cache: dict[str, dict[str, float]] = {}
+
+    def sentence_df(self, h: str) -> int:
+        """Other pages on which the sentence occurs."""
+        return self.stats.sent_df.get(h, 0) - (1 if h in self._own_sent else 0)
+
+    def node_df(self, key: str) -> int:
+        """Other pages that have this node."""
+        return self.stats.node_df.get(key, 0) - (1 if key in self._own_nodes else 0)
+
+    def node_sentence_df(self, key: str, h: str) -> int:
+        d = self.stats.node_sent.get(key)
+        c = d.get(h, 0) if d else 0
+        if c and self.own and h in self._own_sent and key in self._own_nodes:
+            c -= 1
+        return c
+
+    def feature_entropy(self, key: str, feat: str) -> float:
+        """H(F) over the node's collection of OTHER pages, log base n (0 when n <= 1)."""
+        n = self.node_df(key)
+        if n <= 1:
+            return 0.0
+        S = self.stats.node_S.get(key, {}).get(feat)
+        if S is None:
+            return 0.0
+        t = self._own_tf.get(key, {}).get(feat, 0) if self.own else 0
+        return _entropy(S, self.stats.node_Q.get(key, {}).get(feat, 0.0), t, math.log(n))
+
+    def sentence_entropy(self, key: str, s: SentenceInfo) -> float:
+        """E(S): mean feature entropy of the sentence's features (informative-sentences 4.3).
+
+        Equal to the mean of :meth:`feature_entropy` over ``s.feats``; a node's entropies
+        are computed once per page (template sentences repeat the node's features) and
+        the node's look-ups are hoisted out of the loop.
+        """
+        feats = s.feats
+        if not feats:
+            return 0.0
+        cache = self._h_cache.get(key)
+        if cache is None:
+            cache = self._h_cache[key] = {}
+        n = self.node_df(key)
+        sums = self.stats.node_S.get(key) if n > 1 else None
+        if not sums:
+            return 0.0
+        logs = self.stats.node_Q.get(key, {})
+        own_tf = self._own_tf.get(key) if self.own else None
+        ln_n = math.log(n)
+        total = 0.0
+        for f in feats:
+            h = cache.get(f)
+            if h is None:
+                S = sums.get(f)
+                h = 0.0 if S is None else _entropy(S, logs.get(f, 0.0), own_tf.get(f, 0) if own_tf else 0, ln_n)
+                cache[f] = h
+            total += h
+        return total / len(feats)

@@ -1,0 +1,442 @@
+"""A site model store shared by a fleet of crawl processes through Redis (``SST_MODEL_STORE``).
+
+:class:`SharedSiteModelStore` is the in-process :class:`~sst_cleaner.scrapy._site_models.SiteModelStore`
+plus a Redis side (:mod:`sst_cleaner.scrapy._redis_store`), for crawls that run as many Scrapy
+processes (e.g. scrapy-redis workers) over the same sites:
+
+* every sample page of a held site is also pushed to the site's shared sample list, so
+  the sample fills at the fleet's speed; when the list is complete (or another worker has
+  published the model) the middleware is told (``set_listener``) and starts its build;
+* ``build`` claims the site: the worker that gets the lock fits the model on the shared
+  sample (in its worker process, as usual) while renewing the lock, then publishes it;
+  the others wait (polling with backoff) and load the published model; a builder that
+  dies stops renewing, its lock expires and the next claim takes over;
+* a model read from Redis is untrusted data, checked like a model file; a bad one is
+  rejected (logged, counted in ``sst/redis/models_rejected``), deleted if it has not
+  changed since, and built again.
+
+Redis is never on the crawl's critical path: every call runs in this store's threads
+with the socket timeout ``SST_REDIS_TIMEOUT``, and the first failure (down, slow, a
+refused script) switches the crawl to local models for the rest of it, said once in
+the log and in ``sst/redis/down``. Items are held and released by the middleware as
+always, so none is lost or doubled whatever Redis does.
+
+Refinement: when the method's models add up (the default method's), later pages of a
+site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.scrapy._fleet_refine`);
+otherwise each process refines its own copy (``partial_fit``), as a single-process crawl
+does.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional
+
+from sst_cleaner.scrapy._fleet_refine import FleetRefiner
+from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.scrapy._redis_store import RedisFleet, load_redis_config, parse_model_json
+from sst_cleaner.scrapy._settings import SSTConfig
+from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
+
+logger = logging.getLogger(__name__)
+
+#: page bytes waiting to be pushed to Redis, all sites together: past it a page is not
+#: shared (the local sample still has it), so a slow Redis cannot pile up memory here
+MAX_PUSH_BACKLOG = 8 * 1024 * 1024
+#: how often sites waiting for the fleet are checked (one pipelined round trip for all
+#: the sites due): each site first after POLL_SECONDS, then backing off to POLL_MAX_SECONDS,
+#: so a crawl with many small sites does not poll Redis for each of them four times a second
+POLL_SECONDS = 0.25
+POLL_MAX_SECONDS = 4.0
+POLL_SITES = 500
+#: sites watched at most (the oldest are let go: they still get their model when their
+#: own sample is complete, at their hold timeout or at the end of the crawl)
+MAX_WATCHED = 10_000
+#: a site whose shared model is rejected this many times in one build is built locally
+MAX_REJECTIONS = 2
+
+SHARED = "shared"  # third element of a build result: the model came from the fleet
+NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
+
+
+def _model_json(model: SiteCleaner, lock: Any) -> bytes:
+    """The model as published. Under the site's lock: in thread mode a refinement may be
+    changing the model in another thread."""
+    import json
+
+    with lock:
+        data = model.to_dict()
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _redacted(url: str) -> str:
+    """The Redis URL without its password, for the log."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@", 1)
+    return url
+
+
+class SharedSiteModelStore(SiteModelStore):
+    """Site models of one crawl process, learnt once per site for the whole fleet."""
+
+    shared = True
+
+    def __init__(self, config: SSTConfig, stats: Any = None, settings: Any = None,
+                 fleet: Optional[RedisFleet] = None):
+        super().__init__(config, stats)
+        self.redis_config = load_redis_config(settings) if fleet is None else fleet.config
+        if self.redis_config is None:
+            raise ValueError("SharedSiteModelStore needs SST_MODEL_STORE")
+        self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config)
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
+        self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
+        self._down = False
+        self._listener: Optional[Callable[[str], None]] = None
+        # sites waiting for the fleet -> [when to check next, interval]; insertion order
+        self._watch: dict[str, list] = {}
+        self._notified: set[str] = set()
+        self._push_backlog = 0
+        self._polling = False
+        self._poller: Any = None
+        self._refiner = FleetRefiner(self)
+
+    # -- lifecycle
+    def open(self) -> None:
+        from twisted.internet.task import LoopingCall
+
+        super().open()
+        if self._poller is not None:  # opened already (the middleware and the pipeline both open it)
+            return
+        logger.info("sst: site models shared through Redis at %s (prefix %r)",
+                    _redacted(self.redis_config.url), self.redis_config.prefix)
+        self._poller = LoopingCall(self._poll)
+        self._poller.start(POLL_SECONDS, now=False).addErrback(
+            lambda f: logger.error("sst: polling the shared store stopped: %s", f.value))
+
+    def close(self) -> None:
+        try:
+            if self._poller is not None and self._poller.running:
+                self._poller.stop()
+            super().close()
+        finally:
+            self._rexec.shutdown(wait=True, cancel_futures=True)
+            self.fleet.close()
+
+    def set_listener(self, listener: Callable[[str], None]) -> None:
+        """``listener(site)`` is called (reactor thread) when the fleet is ready to give
+        ``site`` a model: its shared sample is complete or its model is published."""
+        self._listener = listener
+
+    @property
+    def down(self) -> bool:
+        """Whether Redis failed and the crawl went on with local models."""
+        return self._down
+
+    # -- Redis calls, off the reactor thread
+    def _redis(self, func: Callable[..., Any], *args: Any):
+        return self._deferred(self._rexec.submit(func, *args))
+
+    def _failed(self, exc: Any) -> None:
+        """Redis failed: this crawl goes on with local models (said once)."""
+        exc = getattr(exc, "value", exc)
+        self.inc("redis/errors")
+        if self._down:
+            return
+        self._down = True
+        self._watch.clear()
+        if self.stats is not None:
+            self.stats.set_value("sst/redis/down", 1)
+        logger.warning("sst: the shared model store (Redis at %s) failed: %r; this crawl goes on "
+                       "with local models (sites are learnt from this process's own pages)",
+                       _redacted(self.redis_config.url), exc)
+
+    # -- the shared sample
+    def sample_added(self, site: str, page: PageRecord) -> None:
+        """A new sample page of a held site: share it with the fleet."""
+        if self._down:
+            return
+        # a held site that is not being built: it needs telling again (its earlier hold
+        # may have been evicted by a cap after a notification)
+        self._notified.discard(site)
+        if self._push_backlog + page.size > MAX_PUSH_BACKLOG:
+            self.inc("redis/pages_not_shared")
+            return
+        self._push_backlog += page.size
+        d = self._redis(self.fleet.push_page, site, page.url, page.body, page.encoding,
+                        self.config.sample_pages)
+
+        def pushed(result: tuple) -> None:
+            status, n = result
+            if status in ("added", "filled"):
+                self.inc("redis/pages_shared")
+            if status in ("added", "dup"):
+                self._watch_site(site)
+            elif status in ("filled", "full", "model") or n > 0:  # complete, or no room left
+                self._ready(site)
+            else:  # over the per-site cap on its own: this page is not shared
+                self.inc("redis/pages_not_shared")
+
+        def done(result: Any) -> Any:
+            self._push_backlog -= page.size
+            return result
+
+        d.addBoth(done).addCallbacks(pushed, self._failed)
+
+    def _watch_site(self, site: str) -> None:
+        if site not in self._watch:
+            if len(self._watch) >= MAX_WATCHED:
+                self._watch.pop(next(iter(self._watch)))
+            self._watch[site] = [time.monotonic() + POLL_SECONDS, POLL_SECONDS]
+
+    def _ready(self, site: str) -> None:
+        self._watch.pop(site, None)
+        if site in self._notified or self._listener is None:
+            return
+        self._notified.add(site)
+        self._listener(site)
+
+    def _poll(self) -> None:
+        """Check the sites waiting for the fleet (one round trip for all of them)."""
+        if self._down or self._polling or not self._watch:
+            return
+        now, sites = time.monotonic(), []
+        for site, due in list(self._watch.items()):
+            if site in self._models:  # built or loaded meanwhile
+                del self._watch[site]
+            elif due[0] <= now:
+                sites.append(site)
+                due[1] = min(due[1] * 2, POLL_MAX_SECONDS)
+                due[0] = now + due[1]
+                if len(sites) >= POLL_SITES:
+                    break
+        if not sites:
+            return
+        self._polling = True
+
+        def polled(states: list) -> None:
+            for site, (has_model, n) in zip(sites, states):
+                if has_model or n >= self.config.sample_pages:
+                    self._ready(site)
+
+        def done(result: Any) -> Any:
+            self._polling = False
+            return result
+
+        self._redis(self.fleet.sample_state, sites).addBoth(done).addCallbacks(polled, self._failed)
+
+    # -- build: claim, fit and publish, or load
+    def build(self, site: str, pages: list[PageRecord]):
+        """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
+        ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
+        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one."""
+        from twisted.internet.defer import Deferred, succeed
+
+        if self._down:
+            if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
+                return succeed((0.0, 0.0, NO_MODEL))
+            return super().build(site, pages)
+
+        self._watch.pop(site, None)
+        self._notified.add(site)
+        return Deferred.fromCoroutine(self._shared_build(site, pages))
+
+    async def _shared_build(self, site: str, pages: list[PageRecord]) -> tuple:
+        token = uuid.uuid4().hex
+        deadline = time.monotonic() + self.redis_config.wait
+        delay, waited, rejections = 0.05, False, 0
+        while not self._down:
+            try:
+                state, detail = await self._redis(self.fleet.claim, site, token)
+            except Exception as exc:  # Redis down or slow: local from here on
+                self._failed(exc)
+                break
+            if state == "lock":
+                return await self._fit_and_publish(site, pages, token, took_over=waited)
+            if state == "model":
+                loaded = await self._load_shared(site)
+                if loaded is not None:
+                    return loaded
+                rejections += 1
+                if rejections >= MAX_REJECTIONS or self._down:
+                    break
+                continue  # the bad value was dropped: claim the site to build it again
+            if not waited:
+                logger.info("sst: waiting for another worker to build the model of site %s", site)
+                waited = True
+            if time.monotonic() >= deadline:
+                logger.warning("sst: waited %.0fs (SST_REDIS_WAIT) for another worker to build the "
+                               "model of site %s; building it here", self.redis_config.wait, site)
+                self.inc("redis/wait_timeouts")
+                break
+            await self._sleep(delay)
+            delay = min(delay * 2, 1.0)
+        return await self._local_build(site, pages)
+
+    async def _local_build(self, site: str, pages: list[PageRecord]) -> tuple:
+        if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
+            return 0.0, 0.0, NO_MODEL
+        return await super().build(site, pages)
+
+    @staticmethod
+    def _sleep(seconds: float):
+        from twisted.internet import reactor, task
+
+        return task.deferLater(reactor, seconds, lambda: None)
+
+    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str,
+                               took_over: bool) -> tuple:
+        from twisted.internet.task import LoopingCall
+
+        cfg = self.config
+        if took_over:
+            self.inc("redis/takeovers")
+            logger.info("sst: building the model of site %s here: the worker that held its lock "
+                        "let it go or expired", site)
+        renew = LoopingCall(self._renew, site, token)
+        renew.start(self.redis_config.lock_ttl / 3, now=False)
+        published = False
+        try:
+            try:
+                shared = await self._redis(self.fleet.read_sample, site, max(cfg.sample_pages, len(local)))
+            except Exception as exc:
+                self._failed(exc)
+                shared = []
+            pages = self._merge_pages(site, shared, local)
+            if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
+                return 0.0, 0.0, NO_MODEL
+            built = await super().build(site, pages)
+            published = await self._publish(site, token)
+            return built
+        finally:
+            if renew.running:
+                renew.stop()
+            if not published and not self._down:
+                self._redis(self.fleet.release, site, token).addErrback(self._failed)
+
+    def _merge_pages(self, site: str, shared: list, local: list[PageRecord]) -> list[PageRecord]:
+        """The shared sample, then this process's pages it lacks, up to the sample size
+        (or all local pages, when there are more: an end-of-crawl fit uses what it has)."""
+        pages, seen = [], set()
+        for url, body, encoding in shared:
+            if url not in seen and self.site_key(url) == site:  # another site's page is not evidence
+                seen.add(url)
+                pages.append(PageRecord(url, body, encoding, site))
+        limit = max(self.config.sample_pages, len(local))
+        for page in local:
+            if len(pages) >= limit:
+                break
+            if page.url not in seen:
+                seen.add(page.url)
+                pages.append(page)
+        return pages
+
+    def _renew(self, site: str, token: str) -> None:
+        def renewed(ok: bool) -> None:
+            if not ok:
+                logger.warning("sst: lost the lock of site %s while fitting it (is SST_REDIS_LOCK_TTL "
+                               "shorter than a fit's pauses?)", site)
+
+        self._redis(self.fleet.renew, site, token).addCallbacks(renewed, self._failed)
+
+    async def _publish(self, site: str, token: str) -> bool:
+        model = self._models.get(site)
+        if model is None or self._down:
+            return False
+        try:
+            raw = await self.run(_model_json, model, self.lock(site))
+        except Exception:  # the model is built and used here all the same
+            logger.exception("sst: could not serialise the model of site %s for the fleet", site)
+            return False
+        try:
+            version = await self._redis(self.fleet.publish, site, token, raw, model.n_pages, self.worker_id)
+        except Exception as exc:
+            self._failed(exc)
+            return False
+        if version:
+            self._refiner.adopt(site)
+        if not version:
+            logger.warning("sst: the model of site %s was not published: another worker holds its "
+                           "lock now; this process keeps its own", site)
+            self.inc("redis/publish_refused")
+            return False
+        self.inc("redis/models_published")
+        logger.info("sst: published the model of site %s for the fleet (version %d, %d pages)",
+                    site, version, model.n_pages)
+        return True
+
+    async def _load_shared(self, site: str) -> Optional[tuple]:
+        """Load the site's published model into this process (and its worker). None when
+        it is gone or was rejected (and dropped, so it can be built again)."""
+        limit = self.redis_config.max_model_bytes
+        version = ""
+        try:
+            try:
+                raw, version = await self._redis(self.fleet.read_model, site)
+            except ModelFormatError:
+                raise
+            except Exception as exc:
+                self._failed(exc)
+                return None
+            if raw is None:
+                return None  # deleted (expired) since the claim: claim again
+            cleaner, data = await self.run(_parse_model, raw, limit)
+            if cleaner.method != self.config.method:
+                raise ModelFormatError(f"made by method {cleaner.method!r}, not {self.config.method!r}")
+        except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
+            await self._reject(site, version, exc)
+            return None
+        self.adopt_model(site, cleaner, data)
+        self._refiner.adopt(site)
+        self.inc("redis/models_loaded")
+        logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)",
+                    site, version, cleaner.n_pages)
+        return 0.0, 0.0, SHARED
+
+    def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
+        """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this
+        process's model of ``site``, in its worker process too."""
+        self.put(site, cleaner)
+        if self._pool is not None:  # the site's worker cleans with the same model
+            self._remote_pages[site] = cleaner.n_pages
+            self._call(site, "put", (data,), lambda: None, retry=False).addErrback(
+                lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s",
+                                         site, f.value))
+
+    # -- refinement
+    def refine(self, site: str, page: PageRecord):
+        """Learn a later page of ``site``: into the fleet's model when it can merge (see
+        :mod:`sst_cleaner.scrapy._fleet_refine`), else into this process's copy."""
+        if self._refiner.wants(site):
+            from twisted.internet.defer import succeed
+
+            self._refiner.add(site, page.fields)
+            return succeed(None)
+        return super().refine(site, page)
+
+    async def _reject(self, site: str, version: str, exc: BaseException) -> None:
+        """Count and log a bad shared model, and delete it (unless it changed since it
+        was read) before the next claim, which then builds it again."""
+        self.inc("redis/models_rejected")
+        self.inc("errors")
+        logger.warning("sst: rejected the shared model of site %s (version %r): %s; building it again",
+                       site, version, str(exc)[:300])
+        if not self._down:
+            try:
+                await self._redis(self.fleet.drop_model, site, version)
+            except Exception as exc2:
+                self._failed(exc2)
+
+
+def _parse_model(raw: bytes, limit: int) -> tuple[SiteCleaner, dict]:
+    """(cleaner, model dict) from a model key's JSON: runs in a thread (parsing a large
+    model is CPU work the reactor must not wait on)."""
+    data = parse_model_json(raw, limit)
+    return SiteCleaner.from_dict(data), data

@@ -1,0 +1,397 @@
+"""The Redis side of a fleet of crawl processes sharing site models (``SST_MODEL_STORE``).
+
+Everything here is synchronous and meant to run in a thread, never on the reactor
+thread: :mod:`sst_cleaner.scrapy._fleet` calls it from its own small thread pool. Only this
+module imports the ``redis`` client (``pip install sst-cleaner[redis]``), and only when a
+crawl sets ``SST_MODEL_STORE``.
+
+Keys, for one site (``H`` = the first 32 hex digits of sha256(site key): a host string
+never becomes part of a key, whatever it holds)::
+
+    PREFIX:site:{H}:sample   list of sample pages (zlib-compressed, see encode_page)
+    PREFIX:site:{H}:urls     set of sha1(url) of the sampled pages (one copy per page)
+    PREFIX:site:{H}:bytes    bytes in the sample list
+    PREFIX:site:{H}:lock     the builder's token (SET NX PX, renewed while it fits)
+    PREFIX:site:{H}:model    hash: json (the model file format), version, pages, builder
+    PREFIX:sample-bytes      bytes in all sample lists together (the total cap)
+
+Why Lua scripts: each decision ("is there room for this page?", "am I still the
+builder?") reads and writes several keys, and two workers must never both win it.
+Redis runs a script atomically, so no WATCH retry loop is needed for these.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import zlib
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from sst_cleaner.engine._model_file import check_model
+from sst_cleaner.engine._model_io import MAX_MODEL_BYTES, ModelFormatError, _finite_float, _reject_constant
+
+logger = logging.getLogger(__name__)
+
+#: defaults of the fleet settings (the README's Settings table lists the same)
+REDIS_DEFAULTS: dict[str, Any] = {
+    "SST_MODEL_STORE": None,
+    "SST_REDIS_PREFIX": "sst",
+    "SST_REDIS_SITE_SAMPLE_BYTES": 16 * 1024 * 1024,
+    "SST_REDIS_TOTAL_SAMPLE_BYTES": 256 * 1024 * 1024,
+    "SST_REDIS_SAMPLE_TTL": 3600.0,
+    "SST_REDIS_MODEL_TTL": 7 * 24 * 3600.0,
+    "SST_REDIS_LOCK_TTL": 30.0,
+    "SST_REDIS_TIMEOUT": 2.0,
+    "SST_REDIS_WAIT": 300.0,
+    "SST_REDIS_MAX_MODEL_BYTES": MAX_MODEL_BYTES,
+    "SST_REDIS_MERGE_PAGES": 10,
+}
+
+#: a sample page's url and encoding are short; anything longer is not a page we sent
+_MAX_URL = 8192
+_MAX_ENCODING = 64
+
+
+@dataclass(frozen=True)
+class RedisConfig:
+    """The parsed fleet settings of one crawl."""
+
+    url: str
+    prefix: str = "sst"
+    site_sample_bytes: int = REDIS_DEFAULTS["SST_REDIS_SITE_SAMPLE_BYTES"]
+    total_sample_bytes: int = REDIS_DEFAULTS["SST_REDIS_TOTAL_SAMPLE_BYTES"]
+    sample_ttl: float = 3600.0
+    model_ttl: float = 7 * 24 * 3600.0
+    lock_ttl: float = 30.0
+    timeout: float = 2.0
+    wait: float = 300.0
+    max_model_bytes: int = MAX_MODEL_BYTES
+    merge_pages: int = 10
+
+
+def store_url(settings: Any) -> Optional[str]:
+    """The Redis URL ``SST_MODEL_STORE`` names, or None (the in-process store).
+
+    ``"redis"`` (or ``True``) means scrapy-redis's ``REDIS_URL`` (``redis://localhost:6379/0``
+    when unset), so a fleet that already has a Redis for its scheduler names it once.
+    """
+    spec = settings.get("SST_MODEL_STORE") if hasattr(settings, "get") else None
+    if spec in (None, "", False, "local", "memory"):
+        return None
+    if spec is True or str(spec).strip().lower() == "redis":
+        return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
+    spec = str(spec).strip()
+    if not spec.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"SST_MODEL_STORE must be 'redis' or a redis:// URL, got {spec!r}")
+    return spec
+
+
+def load_redis_config(settings: Any) -> Optional[RedisConfig]:
+    """The fleet settings, or None when ``SST_MODEL_STORE`` is not set."""
+    url = store_url(settings)
+    if url is None:
+        return None
+
+    def get(name: str) -> Any:
+        value = settings.get(name)
+        return REDIS_DEFAULTS[name] if value is None else value
+
+    from sst_cleaner.scrapy._settings import checked_number  # here: settings imports this module's defaults
+
+    def number(name: str, kind: type, minimum: float) -> Any:
+        return checked_number(name, get(name), kind, minimum)
+
+    prefix = str(get("SST_REDIS_PREFIX")).strip()
+    if not prefix or any(ch in prefix for ch in "{}\r\n "):
+        raise ValueError(f"SST_REDIS_PREFIX must be a non-empty word, got {prefix!r}")
+    return RedisConfig(
+        url=url, prefix=prefix,
+        site_sample_bytes=number("SST_REDIS_SITE_SAMPLE_BYTES", int, 1),
+        total_sample_bytes=number("SST_REDIS_TOTAL_SAMPLE_BYTES", int, 1),
+        sample_ttl=number("SST_REDIS_SAMPLE_TTL", float, 1.0),
+        model_ttl=number("SST_REDIS_MODEL_TTL", float, 1.0),
+        lock_ttl=number("SST_REDIS_LOCK_TTL", float, 0.5),
+        timeout=number("SST_REDIS_TIMEOUT", float, 0.05),
+        wait=number("SST_REDIS_WAIT", float, 0.0),
+        max_model_bytes=number("SST_REDIS_MAX_MODEL_BYTES", int, 1),
+        merge_pages=number("SST_REDIS_MERGE_PAGES", int, 0),
+    )
+
+
+def site_hash(site_key: str) -> str:
+    return hashlib.sha256(site_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# -- sample pages on the wire ------------------------------------------------------------
+
+def encode_page(url: str, body: bytes, encoding: Optional[str]) -> bytes:
+    """One sample page as stored: zlib(header JSON + newline + body). Compressed because
+    the sample of every site in the fleet sits in Redis's memory until its model exists
+    (HTML compresses well)."""
+    header = json.dumps({"u": url, "e": encoding}, ensure_ascii=True).encode("ascii")
+    return zlib.compress(header + b"\n" + body, 1)
+
+
+def decode_page(raw: bytes, max_bytes: int) -> tuple[str, bytes, Optional[str]]:
+    """(url, body, encoding) of a stored sample page. The entry is untrusted: it is
+    inflated to at most ``max_bytes`` (no zlib bomb) and its header checked."""
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(raw, max_bytes + _MAX_URL + 256)
+    if inflater.unconsumed_tail:
+        raise ValueError("sample page over the size cap")
+    head, sep, body = data.partition(b"\n")
+    if not sep or len(head) > _MAX_URL + 256:
+        raise ValueError("sample page without a header")
+    header = json.loads(head.decode("ascii"))
+    if not isinstance(header, dict):
+        raise ValueError("sample page header is not an object")
+    url, encoding = header.get("u"), header.get("e")
+    if not isinstance(url, str) or not url or len(url) > _MAX_URL:
+        raise ValueError("sample page url is not a string")
+    if encoding is not None and (not isinstance(encoding, str) or len(encoding) > _MAX_ENCODING):
+        raise ValueError("sample page encoding is not a short string")
+    return url, body, encoding
+
+
+def parse_model_json(raw: bytes, max_bytes: int) -> dict:
+    """The model dict in a model key's ``json`` field: the same checks as a model file
+    (size cap, UTF-8 JSON, no NaN/Infinity, the model schema of ``model_file``);
+    :meth:`SiteCleaner.from_dict` then checks its state. Never unpickled, never evaluated."""
+    if len(raw) > max_bytes:
+        raise ModelFormatError(f"shared model is {len(raw)} bytes, over the {max_bytes} limit")
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except ModelFormatError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelFormatError(f"shared model is not valid JSON: {exc}"[:300]) from exc
+    if not isinstance(data, dict):
+        raise ModelFormatError("shared model is not a JSON object")
+    check_model(data)  # the schema every model file must pass
+    return data
+
+
+# -- scripts -----------------------------------------------------------------------------
+
+# KEYS: sample, urls, bytes, total, model. ARGV: entry, url hash, sample pages, site cap,
+# total cap, ttl ms. -> {status, pages in the sample}
+_PUSH = """
+if redis.call('EXISTS', KEYS[5]) == 1 then return {'model', 0} end
+local n = redis.call('LLEN', KEYS[1])
+if n >= tonumber(ARGV[3]) then return {'full', n} end
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then return {'dup', n} end
+local size = string.len(ARGV[1])
+local site = tonumber(redis.call('GET', KEYS[3]) or '0')
+local total = tonumber(redis.call('GET', KEYS[4]) or '0')
+if site + size > tonumber(ARGV[4]) then return {'capped', n} end
+if total + size > tonumber(ARGV[5]) then return {'total', n} end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('INCRBY', KEYS[3], size)
+redis.call('INCRBY', KEYS[4], size)
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+n = n + 1
+if n >= tonumber(ARGV[3]) then return {'filled', n} end
+return {'added', n}
+"""
+
+# KEYS: lock, model, sample. ARGV: token, lock ttl ms. -> {state, detail}
+_CLAIM = """
+local t = redis.call('TYPE', KEYS[2]).ok
+if t == 'hash' then
+  local v = redis.call('HGET', KEYS[2], 'version')
+  if v then return {'model', v} end
+  return {'model', ''}
+elseif t ~= 'none' then
+  return {'model', ''}
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'lock', ''} end
+return {'busy', tostring(redis.call('PTTL', KEYS[1]))}
+"""
+
+# KEYS: lock. ARGV: token, ttl ms.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+# KEYS: lock, model, sample, urls, bytes, total. ARGV: token, json, pages, builder, model ttl ms.
+# -> the new version, or 0 when the lock is no longer this builder's
+_PUBLISH = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local t = redis.call('TYPE', KEYS[2]).ok
+if t ~= 'hash' and t ~= 'none' then redis.call('DEL', KEYS[2]) end
+local v = (tonumber(redis.call('HGET', KEYS[2], 'version') or '0') or 0) + 1
+redis.call('HSET', KEYS[2], 'json', ARGV[2], 'pages', ARGV[3], 'builder', ARGV[4], 'version', v)
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+local site = tonumber(redis.call('GET', KEYS[5]) or '0')
+if site > 0 and redis.call('EXISTS', KEYS[6]) == 1 then
+  if tonumber(redis.call('DECRBY', KEYS[6], site)) <= 0 then redis.call('DEL', KEYS[6]) end
+end
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4], KEYS[5])
+return v
+"""
+
+# KEYS: model. ARGV: the version the new model was merged into, json, pages, builder,
+# model ttl ms. -> the new version, or 0 when another worker replaced it meanwhile
+_REPLACE = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then
+  return 0
+end
+local v = (tonumber(ARGV[1]) or 0) + 1
+redis.call('HSET', KEYS[1], 'json', ARGV[2], 'pages', ARGV[3], 'builder', ARGV[4], 'version', v)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return v
+"""
+
+# KEYS: lock. ARGV: token.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: model. ARGV: the version that was rejected ('' for a value without one).
+_DROP_MODEL = """
+if ARGV[1] == '' or (redis.call('TYPE', KEYS[1]).ok == 'hash'
+                     and redis.call('HGET', KEYS[1], 'version') == ARGV[1]) then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+class RedisFleet:
+    """The fleet's shared state for site models, over one Redis connection pool.
+
+    Every method may raise ``redis.RedisError`` (down, timeout...) or ``OSError``: the
+    caller decides what that means for the crawl (:mod:`sst_cleaner.scrapy._fleet` goes local).
+    """
+
+    def __init__(self, config: RedisConfig, client: Any = None):
+        try:
+            import redis  # only here: a crawl without SST_MODEL_STORE never imports it
+        except ImportError as exc:
+            raise ImportError("SST_MODEL_STORE needs the redis client: pip install 'sst-cleaner[redis]'") from exc
+
+        self.config = config
+        self.client = client if client is not None else redis.Redis.from_url(
+            config.url, socket_timeout=config.timeout, socket_connect_timeout=config.timeout,
+            health_check_interval=30)
+        self._push = self.client.register_script(_PUSH)
+        self._claim = self.client.register_script(_CLAIM)
+        self._renew = self.client.register_script(_RENEW)
+        self._publish = self.client.register_script(_PUBLISH)
+        self._release = self.client.register_script(_RELEASE)
+        self._drop = self.client.register_script(_DROP_MODEL)
+        self._replace = self.client.register_script(_REPLACE)
+
+    # -- keys
+    def key(self, site: str, what: str) -> str:
+        return f"{self.config.prefix}:site:{{{site_hash(site)}}}:{what}"
+
+    @property
+    def total_key(self) -> str:
+        return f"{self.config.prefix}:sample-bytes"
+
+    def _ms(self, seconds: float) -> int:
+        return max(1, int(seconds * 1000))
+
+    # -- operations
+    def ping(self) -> bool:
+        return bool(self.client.ping())
+
+    def push_page(self, site: str, url: str, body: bytes, encoding: Optional[str],
+                  sample_pages: int) -> tuple[str, int]:
+        """Add a page to the site's shared sample: (status, pages in the sample) with
+        status ``added``, ``filled`` (added, and the sample is now complete: time to fit),
+        ``full`` (complete already), ``dup`` (the page
+        is in it already), ``capped``/``total`` (no room under the byte caps) or ``model``
+        (the site has a published model: nothing to add)."""
+        cfg = self.config
+        entry = encode_page(url, body, encoding)
+        url_hash = hashlib.sha1(url.encode("utf-8", "surrogatepass")).hexdigest()
+        keys = [self.key(site, "sample"), self.key(site, "urls"), self.key(site, "bytes"),
+                self.total_key, self.key(site, "model")]
+        status, n = self._push(keys=keys, args=[entry, url_hash, sample_pages, cfg.site_sample_bytes,
+                                                cfg.total_sample_bytes, self._ms(cfg.sample_ttl)])
+        return _text(status), int(n)
+
+    def sample_state(self, sites: list[str]) -> list[tuple[bool, int]]:
+        """(has a model, pages in the sample) of each site, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for site in sites:
+            pipe.exists(self.key(site, "model"))
+            pipe.llen(self.key(site, "sample"))
+        out = pipe.execute()
+        return [(bool(out[2 * i]), int(out[2 * i + 1])) for i in range(len(sites))]
+
+    def claim(self, site: str, token: str) -> tuple[str, str]:
+        """One step of "get the site's model": ``("model", version)`` when it is
+        published, ``("lock", "")`` when this caller is now the builder, ``("busy", ms)``
+        while another worker holds the lock (ms: its time to live)."""
+        state, detail = self._claim(keys=[self.key(site, "lock"), self.key(site, "model"),
+                                          self.key(site, "sample")],
+                                    args=[token, self._ms(self.config.lock_ttl)])
+        return _text(state), _text(detail)
+
+    def renew(self, site: str, token: str) -> bool:
+        """Extend the builder's lock; False when it is no longer this builder's."""
+        return bool(self._renew(keys=[self.key(site, "lock")], args=[token, self._ms(self.config.lock_ttl)]))
+
+    def release(self, site: str, token: str) -> None:
+        self._release(keys=[self.key(site, "lock")], args=[token])
+
+    def read_sample(self, site: str, max_pages: int) -> list[tuple[str, bytes, Optional[str]]]:
+        """The site's shared sample pages; entries that do not decode are skipped (and
+        logged): a page is data from the network via another worker, not trusted."""
+        raw = self.client.lrange(self.key(site, "sample"), 0, max(0, max_pages - 1))
+        pages = []
+        for entry in raw:
+            try:
+                pages.append(decode_page(entry, self.config.site_sample_bytes))
+            except (ValueError, zlib.error, UnicodeDecodeError) as exc:
+                logger.warning("sst: skipping an unreadable shared sample page of site %s: %s", site, exc)
+        return pages
+
+    def read_model(self, site: str) -> tuple[Optional[bytes], str]:
+        """(the model's JSON bytes, version); the size is checked before the value is
+        fetched, so an oversized value never crosses the network."""
+        key = self.key(site, "model")
+        kind = _text(self.client.type(key))
+        if kind != "hash":  # written by something else: never read as a model
+            raise ModelFormatError(f"shared model key holds a Redis {kind}, not a hash")
+        size = int(self.client.hstrlen(key, "json"))
+        version = _text(self.client.hget(key, "version") or b"")
+        if size > self.config.max_model_bytes:
+            raise ModelFormatError(f"shared model is {size} bytes, over the "
+                                   f"{self.config.max_model_bytes} limit")
+        return self.client.hget(key, "json"), version
+
+    def publish(self, site: str, token: str, model_json: bytes, pages: int, builder: str) -> int:
+        """Publish the model this builder fitted and drop the site's sample; the new
+        version, or 0 when the lock was lost (another worker is the builder now)."""
+        keys = [self.key(site, "lock"), self.key(site, "model"), self.key(site, "sample"),
+                self.key(site, "urls"), self.key(site, "bytes"), self.total_key]
+        return int(self._publish(keys=keys, args=[token, model_json, pages, builder,
+                                                  self._ms(self.config.model_ttl)]))
+
+    def replace_model(self, site: str, version: str, model_json: bytes, pages: int, builder: str) -> int:
+        """Compare-and-set: store a model merged into ``version`` of the site's model; the
+        new version, or 0 when the model is no longer ``version`` (read it and merge again)."""
+        return int(self._replace(keys=[self.key(site, "model")],
+                                 args=[version, model_json, pages, builder, self._ms(self.config.model_ttl)]))
+
+    def drop_model(self, site: str, version: str) -> bool:
+        """Delete a rejected model value, unless it changed since it was read."""
+        return bool(self._drop(keys=[self.key(site, "model")], args=[version]))
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # closing a pool whose server is gone must not fail a close
+            pass
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
