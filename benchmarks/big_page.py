@@ -6,6 +6,7 @@ parsing, of the clean and of the page's learning, and the status.
 
     python benchmarks/big_page.py [--elements 40000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,10 @@ import time
 
 def reference_page(n_elements: int, seed: int = 0) -> str:
     rng = random.Random(seed)
-    words = ("file path mode flag buffer stream handle process signal socket descriptor "
-             "environment variable return value error raise argument default option").split()
+    words = (
+        "file path mode flag buffer stream handle process signal socket descriptor "
+        "environment variable return value error raise argument default option"
+    ).split()
 
     def sent(n=10):
         return " ".join(rng.choice(words) for _ in range(n)).capitalize() + "."
@@ -25,15 +28,19 @@ def reference_page(n_elements: int, seed: int = 0) -> str:
     parts = []
     # 24 elements a section, 127 around them (html, body, the navigation, the footer)
     for i in range(1, (n_elements - 127) // 24 + 1):
-        parts.append(f'<div class="section" id="f{i}"><h3>os.func_{i}(<em>path</em>, <em>mode</em>)'
-                     f'<a class="headerlink" href="#f{i}">¶</a></h3>'
-                     f'<dl><dt><code>path</code></dt><dd><p>{sent()} <code>x_{i}</code> {sent()}</p></dd></dl>'
-                     f'<p>{sent(14)} <a href="#f{i - 1}"><code>func_{i - 1}</code></a> {sent()}</p>'
-                     f'<pre><span class="k">import</span> os\nos.func_{i}(<span class="s">"a"</span>, 0o{i % 8}44)\n</pre>'
-                     f'<table><tr><th>flag</th><th>meaning</th></tr><tr><td>F_{i}</td><td>{sent(6)}</td></tr></table></div>')
-    return (f'<!DOCTYPE html><html><head><title>os - reference</title></head><body>'
-            f'<div class="nav"><ul>{nav}</ul></div><div class="body" role="main"><h1>os</h1>'
-            f'{"".join(parts)}</div><div class="footer">Copyright the authors.</div></body></html>')
+        parts.append(
+            f'<div class="section" id="f{i}"><h3>os.func_{i}(<em>path</em>, <em>mode</em>)'
+            f'<a class="headerlink" href="#f{i}">¶</a></h3>'
+            f"<dl><dt><code>path</code></dt><dd><p>{sent()} <code>x_{i}</code> {sent()}</p></dd></dl>"
+            f'<p>{sent(14)} <a href="#f{i - 1}"><code>func_{i - 1}</code></a> {sent()}</p>'
+            f'<pre><span class="k">import</span> os\nos.func_{i}(<span class="s">"a"</span>, 0o{i % 8}44)\n</pre>'
+            f"<table><tr><th>flag</th><th>meaning</th></tr><tr><td>F_{i}</td><td>{sent(6)}</td></tr></table></div>"
+        )
+    return (
+        f"<!DOCTYPE html><html><head><title>os - reference</title></head><body>"
+        f'<div class="nav"><ul>{nav}</ul></div><div class="body" role="main"><h1>os</h1>'
+        f'{"".join(parts)}</div><div class="footer">Copyright the authors.</div></body></html>'
+    )
 
 
 def main() -> None:
@@ -57,11 +64,15 @@ def main() -> None:
     t = time.process_time()
     cleaner.partial_fit(big)
     learn_s = time.process_time() - t
-    print(f"limits: max_tags {DEFAULT_LIMITS.max_tags}, max_elements {DEFAULT_LIMITS.max_elements}, "
-          f"page_time_budget {DEFAULT_LIMITS.page_time_budget}s")
+    print(
+        f"limits: max_tags {DEFAULT_LIMITS.max_tags}, max_elements {DEFAULT_LIMITS.max_elements}, "
+        f"page_time_budget {DEFAULT_LIMITS.page_time_budget}s"
+    )
     print(f"page: {len(big):,} chars, {big.count('<'):,} tags, {n:,} elements kept after parsing")
-    print(f"parse {parse_s:.2f}s CPU, clean {clean_s:.2f}s CPU (status {result.status}), "
-          f"learn (partial_fit) {learn_s:.2f}s CPU")
+    print(
+        f"parse {parse_s:.2f}s CPU, clean {clean_s:.2f}s CPU (status {result.status}), "
+        f"learn (partial_fit) {learn_s:.2f}s CPU"
+    )
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ element (each line of a <pre> a line, <br> a line break), whitespace collapsed.
 The page text (page_chars/page_tokens) is the same function on the whole <body>
 without the site's exclusions.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,10 +46,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 import lxml.html
+import tomllib
 from lxml import etree
 
 MAX_BYTES = 150 * 1024
@@ -70,6 +71,7 @@ def _is(tag, cls=None, **attrs):
         if cls is not None and not _cls(el, cls):
             return False
         return all(el.get(k.rstrip("_")) == v for k, v in attrs.items())
+
     return pred
 
 
@@ -79,22 +81,29 @@ def _any(*preds):
 
 GIDOCGEN_CONTAINER = _is("section", id="main")
 GIDOCGEN_EXCLUDE = _any(_is("a", "anchor"), _is("a", "srclink"))
-GIDOCGEN_RULE = ("`section#main` − `a.anchor` (empty permalink), `a.srclink` "
-                 "(\"[src]\" source links)")
+GIDOCGEN_RULE = '`section#main` − `a.anchor` (empty permalink), `a.srclink` ("[src]" source links)'
 
 RUSTDOC_CONTAINER = _is("section", id="main-content")
-RUSTDOC_EXCLUDE = _any(_is("div", "rustdoc-breadcrumbs"), _is("a", "anchor"),
-                       _is("a", "src"), lambda el: el.tag == "button",
-                       lambda el: el.tag == "rustdoc-toolbar",
-                       _is("summary", "hideme"))
-RUSTDOC_RULE = ("`section#main-content` − `div.rustdoc-breadcrumbs`, `a.anchor` (§ "
-                "permalinks), `a.src` (\"Source\" links), `button` (\"Copy item path\"), "
-                "`rustdoc-toolbar`, `summary.hideme` (\"Expand description\")")
+RUSTDOC_EXCLUDE = _any(
+    _is("div", "rustdoc-breadcrumbs"),
+    _is("a", "anchor"),
+    _is("a", "src"),
+    lambda el: el.tag == "button",
+    lambda el: el.tag == "rustdoc-toolbar",
+    _is("summary", "hideme"),
+)
+RUSTDOC_RULE = (
+    "`section#main-content` − `div.rustdoc-breadcrumbs`, `a.anchor` (§ "
+    'permalinks), `a.src` ("Source" links), `button` ("Copy item path"), '
+    '`rustdoc-toolbar`, `summary.hideme` ("Expand description")'
+)
 
 JAVADOC_CONTAINER = _is("main", role="main")
 JAVADOC_EXCLUDE = _any(_is("div", "sub-title"), lambda el: el.tag == "button")
-JAVADOC_RULE = ("`main[role=main]` − `div.sub-title` (the \"Package x.y\" breadcrumb line), "
-                "`button` (summary-table tabs \"All Methods / Static Methods / ...\")")
+JAVADOC_RULE = (
+    '`main[role=main]` − `div.sub-title` (the "Package x.y" breadcrumb line), '
+    '`button` (summary-table tabs "All Methods / Static Methods / ...")'
+)
 
 
 def gidocgen_skip(rel):
@@ -104,9 +113,9 @@ def gidocgen_skip(rel):
 
 def rustdoc_skip(rel):
     parts = rel.split("/")
-    if parts[0] == "src" or len(parts) == 1:        # source view; help, settings
+    if parts[0] == "src" or len(parts) == 1:  # source view; help, settings
         return True
-    if parts[-1] == "all.html":                      # "List of all items"
+    if parts[-1] == "all.html":  # "List of all items"
         return True
     if parts[-1] == "index.html" and len(parts) > 2:  # module item listings
         return True
@@ -129,12 +138,15 @@ SITES = [
         "generator": "gi-docgen",
         "roots": ["usr/share/doc/libadwaita-1"],
         "url": lambda rel: "https://gnome.pages.gitlab.gnome.org/libadwaita/doc/1.2/" + rel,
-        "template": ("{gen}: left sidebar (logo, search box, namespace and "
-                     "version, links to the type's members), in-page TOC column, empty "
-                     "footer"),
+        "template": (
+            "{gen}: left sidebar (logo, search box, namespace and "
+            "version, links to the type's members), in-page TOC column, empty "
+            "footer"
+        ),
         "skip": gidocgen_skip,
         "skip_doc": "namespace index, class hierarchy, visual index (widget gallery)",
-        "container": GIDOCGEN_CONTAINER, "exclude": GIDOCGEN_EXCLUDE,
+        "container": GIDOCGEN_CONTAINER,
+        "exclude": GIDOCGEN_EXCLUDE,
         "rule": GIDOCGEN_RULE,
         "licence": "LGPL-2.1+",
     },
@@ -144,13 +156,16 @@ SITES = [
         "generator": "gi-docgen",
         "roots": ["usr/share/doc/libpango1.0-doc/reference"],
         "url": lambda rel: "https://docs.gtk.org/" + rel,
-        "template": ("{gen}: left sidebar (logo, search box, namespace and "
-                     "version, links to the type's members), in-page TOC column; six "
-                     "namespaces (Pango, PangoCairo, PangoFc, PangoFT2, PangoOT, "
-                     "PangoXft) with one template"),
+        "template": (
+            "{gen}: left sidebar (logo, search box, namespace and "
+            "version, links to the type's members), in-page TOC column; six "
+            "namespaces (Pango, PangoCairo, PangoFc, PangoFT2, PangoOT, "
+            "PangoXft) with one template"
+        ),
         "skip": gidocgen_skip,
         "skip_doc": "namespace indexes, class hierarchies",
-        "container": GIDOCGEN_CONTAINER, "exclude": GIDOCGEN_EXCLUDE,
+        "container": GIDOCGEN_CONTAINER,
+        "exclude": GIDOCGEN_EXCLUDE,
         "rule": GIDOCGEN_RULE,
         "licence": "LGPL-2+",
     },
@@ -160,39 +175,45 @@ SITES = [
         "generator": "gi-docgen",
         "roots": ["usr/share/doc/gtksourceview5"],
         "url": lambda rel: "https://gnome.pages.gitlab.gnome.org/gtksourceview/gtksourceview5/" + rel,
-        "template": ("{gen}: left sidebar (logo, search box, namespace and "
-                     "version, links to the type's members), in-page TOC column"),
+        "template": (
+            "{gen}: left sidebar (logo, search box, namespace and "
+            "version, links to the type's members), in-page TOC column"
+        ),
         "skip": gidocgen_skip,
         "skip_doc": "namespace index, class hierarchy",
-        "container": GIDOCGEN_CONTAINER, "exclude": GIDOCGEN_EXCLUDE,
+        "container": GIDOCGEN_CONTAINER,
+        "exclude": GIDOCGEN_EXCLUDE,
         "rule": GIDOCGEN_RULE,
         "licence": "LGPL-2.1+",
     },
     {
         "site": "rust-collections",
         "generator": "rustdoc",
-        "crates": [("librust-hashbrown-dev", "hashbrown", ["raw"]),
-                   ("librust-smallvec-dev", "smallvec", ["const_generics", "union", "write"]),
-                   ("librust-arrayvec-dev", "arrayvec", []),
-                   ("librust-tinyvec-dev", "tinyvec", [])],
+        "crates": [
+            ("librust-hashbrown-dev", "hashbrown", ["raw"]),
+            ("librust-smallvec-dev", "smallvec", ["const_generics", "union", "write"]),
+            ("librust-arrayvec-dev", "arrayvec", []),
+            ("librust-tinyvec-dev", "tinyvec", []),
+        ],
         "template": None,  # filled in with the rustdoc version
         "skip": rustdoc_skip,
         "skip_doc": "`src/` source views, `all.html` item lists, sub-module index pages "
-                    "(item listings), `help.html`, `settings.html`",
-        "container": RUSTDOC_CONTAINER, "exclude": RUSTDOC_EXCLUDE,
+        "(item listings), `help.html`, `settings.html`",
+        "container": RUSTDOC_CONTAINER,
+        "exclude": RUSTDOC_EXCLUDE,
         "rule": RUSTDOC_RULE,
         "licence": "MIT or Apache-2.0",
     },
     {
         "site": "rust-regex-syntax",
         "generator": "rustdoc",
-        "crates": [("librust-regex-syntax-dev", "regex-syntax", []),
-                   ("librust-memchr-dev", "memchr", [])],
+        "crates": [("librust-regex-syntax-dev", "regex-syntax", []), ("librust-memchr-dev", "memchr", [])],
         "template": None,
         "skip": rustdoc_skip,
         "skip_doc": "`src/` source views, `all.html` item lists, sub-module index pages "
-                    "(item listings), `help.html`, `settings.html`",
-        "container": RUSTDOC_CONTAINER, "exclude": RUSTDOC_EXCLUDE,
+        "(item listings), `help.html`, `settings.html`",
+        "container": RUSTDOC_CONTAINER,
+        "exclude": RUSTDOC_EXCLUDE,
         "rule": RUSTDOC_RULE,
         "licence": "MIT or Apache-2.0 (regex-syntax), MIT or Unlicense (memchr)",
     },
@@ -205,28 +226,86 @@ SITES = [
         "template": None,  # filled in with the javadoc version
         "skip": javadoc_skip,
         "skip_doc": "everything but class pages: overview, index, tree, deprecated, "
-                    "constant-values, serialized-form and help pages, package summaries/"
-                    "trees/uses, `class-use/` pages, `src-html/` source views",
-        "container": JAVADOC_CONTAINER, "exclude": JAVADOC_EXCLUDE,
+        "constant-values, serialized-form and help pages, package summaries/"
+        "trees/uses, `class-use/` pages, `src-html/` source views",
+        "container": JAVADOC_CONTAINER,
+        "exclude": JAVADOC_EXCLUDE,
         "rule": JAVADOC_RULE,
         "licence": "Apache-2.0",
     },
 ]
 
-FORBIDDEN = {"python3.11-doc", "python-django-doc", "python-scipy-doc", "buildbot-doc",
-             "postgresql-doc-15", "rust-doc", "libgtk-4-doc", "mkdocs-doc",
-             "libeigen3-doc", "libglib2.0-doc", "git-doc", "debian-handbook"}
+FORBIDDEN = {
+    "python3.11-doc",
+    "python-django-doc",
+    "python-scipy-doc",
+    "buildbot-doc",
+    "postgresql-doc-15",
+    "rust-doc",
+    "libgtk-4-doc",
+    "mkdocs-doc",
+    "libeigen3-doc",
+    "libglib2.0-doc",
+    "git-doc",
+    "debian-handbook",
+}
 
 # ---------------------------------------------------------------- text
 
 SKIP_TAGS = {"script", "style", "noscript", "template", "head", "title"}
 BLOCK_TAGS = {
-    "address", "article", "aside", "blockquote", "body", "caption", "center", "dd",
-    "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
-    "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr",
-    "html", "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "section",
-    "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", "option",
-    "picture", "noframes", "frameset", "search",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "legend",
+    "li",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+    "option",
+    "picture",
+    "noframes",
+    "frameset",
+    "search",
 }
 WS = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 
@@ -255,7 +334,7 @@ class _Lines:
 
 def _walk(el, out, exclude):
     tag = el.tag if isinstance(el.tag, str) else None
-    if tag is None:                      # comment, processing instruction
+    if tag is None:  # comment, processing instruction
         if el.tail:
             out.text(el.tail)
         return
@@ -301,6 +380,7 @@ def _raw_text(el, exclude):
                     rec(ch)
             if ch.tail:
                 parts.append(ch.tail)
+
     if el.text:
         parts.append(el.text)
     rec(el)
@@ -333,8 +413,7 @@ REFRESH = re.compile(rb"<meta[^>]+http-equiv\s*=\s*[\"']?refresh", re.I)
 
 def run(cmd, cwd=None, env=None):
     print("+", " ".join(cmd), file=sys.stderr)
-    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode:
         sys.stderr.write(r.stderr)
         raise SystemExit(f"failed: {' '.join(cmd)}")
@@ -351,8 +430,9 @@ def fetch(pkg, work):
         run(["apt-get", "download", "-q", pkg], cwd=debs)
         found = list(debs.glob(f"{pkg}_*.deb"))
     deb = found[0]
-    version = subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], check=True,
-                             capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        ["dpkg-deb", "-f", str(deb), "Version"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     dest = work / "x" / pkg
     if not dest.exists():
         dest.mkdir(parents=True)
@@ -386,11 +466,16 @@ def _minimal_manifest(src_toml, features):
     for f in features:
         if f not in feats:
             raise SystemExit(f"{src_toml}: no feature {f}")
-    lines = ["[package]", f"name = {json.dumps(p['name'])}",
-             f"version = {json.dumps(p['version'])}",
-             f"edition = {json.dumps(p.get('edition', '2015'))}",
-             "autotests = false", "autobenches = false", "autoexamples = false",
-             "autobins = false"]
+    lines = [
+        "[package]",
+        f"name = {json.dumps(p['name'])}",
+        f"version = {json.dumps(p['version'])}",
+        f"edition = {json.dumps(p.get('edition', '2015'))}",
+        "autotests = false",
+        "autobenches = false",
+        "autoexamples = false",
+        "autobins = false",
+    ]
     lib = t.get("lib", {})
     if "path" in lib:
         lines += ["[lib]", f"path = {json.dumps(lib['path'])}"]
@@ -406,9 +491,15 @@ def build_rustdoc(site, work):
     target = work / f"rust-{site['site']}"
     if target.exists():
         shutil.rmtree(target)
-    env = dict(os.environ, CARGO_TARGET_DIR=str(target / "target"),
-               CARGO_HOME=str(work / "cargo-home"), CARGO_NET_OFFLINE="true",
-               RUSTDOCFLAGS="", RUSTFLAGS="", SOURCE_DATE_EPOCH="0")
+    env = dict(
+        os.environ,
+        CARGO_TARGET_DIR=str(target / "target"),
+        CARGO_HOME=str(work / "cargo-home"),
+        CARGO_NET_OFFLINE="true",
+        RUSTDOCFLAGS="",
+        RUSTFLAGS="",
+        SOURCE_DATE_EPOCH="0",
+    )
     crates, sources, licences = [], [], set()
     for pkg, crate, features in site["crates"]:
         version, dest = fetch(pkg, work)
@@ -425,19 +516,19 @@ def build_rustdoc(site, work):
         if features:
             cmd += ["--features", ",".join(features)]
         run(cmd, cwd=build, env=env)
-        crates.append({"package": pkg, "version": version, "crate": name,
-                       "crate_version": cver, "features": features})
+        crates.append({"package": pkg, "version": version, "crate": name, "crate_version": cver, "features": features})
         sources.append(f"{pkg} {version}")
-    rv = subprocess.run(["rustdoc", "--version"], capture_output=True, text=True,
-                        check=True).stdout.strip()
-    return target / "target" / "doc", {"crates": crates, "rustdoc": rv,
-                                       "sources": sources,
-                                       "licences": sorted(licences)}
+    rv = subprocess.run(["rustdoc", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    return target / "target" / "doc", {
+        "crates": crates,
+        "rustdoc": rv,
+        "sources": sources,
+        "licences": sorted(licences),
+    }
 
 
 def rust_url(site):
-    vers = {c["crate"].replace("-", "_"): (c["crate"], c["crate_version"])
-            for c in site["_info"]["crates"]}
+    vers = {c["crate"].replace("-", "_"): (c["crate"], c["crate_version"]) for c in site["_info"]["crates"]}
 
     def url(rel):
         first = rel.split("/", 1)[0]
@@ -445,6 +536,7 @@ def rust_url(site):
             crate, v = vers[first]
             return f"https://docs.rs/{crate}/{v}/{rel}"
         return "https://docs.rs/" + rel
+
     return url
 
 
@@ -474,9 +566,11 @@ def build_site(site, work, out):
         source = "build:" + " + ".join(info["sources"]) + f" ({info['rustdoc']}, cargo doc)"
         site["url"] = rust_url(site)
         if site["template"] is None:
-            site["template"] = (f"{info['rustdoc'].split(' (')[0]} (cargo doc --no-deps): "
-                                "top bar, left sidebar (crate name and version, item "
-                                "TOC, module navigation), search/settings/help toolbar")
+            site["template"] = (
+                f"{info['rustdoc'].split(' (')[0]} (cargo doc --no-deps): "
+                "top bar, left sidebar (crate name and version, item "
+                "TOC, module navigation), search/settings/help toolbar"
+            )
         versions = [f"{c['package']} {c['version']}" for c in info["crates"]]
         licences = info["licences"]
     else:
@@ -488,8 +582,7 @@ def build_site(site, work, out):
         if site["generator"] == "gi-docgen":
             gen = "gi-docgen"
             for p in candidates(roots[0][0])[:20]:
-                m = re.search(rb"Generated by (?:<a [^>]*>)?gi-docgen(?:</a>)? ([0-9.]+)",
-                              p.read_bytes())
+                m = re.search(rb"Generated by (?:<a [^>]*>)?gi-docgen(?:</a>)? ([0-9.]+)", p.read_bytes())
                 if m:
                     gen = "gi-docgen " + m.group(1).decode()
                     break
@@ -502,12 +595,13 @@ def build_site(site, work, out):
                     jv = "javadoc " + m.group(1).decode()
                     break
             if jv == "javadoc":  # the pages name only javadoc/ClassWriterImpl
-                jv = ("javadoc of OpenJDK 17 (bookworm's default-jdk; the markup is the "
-                      "JDK 17 doclet's)")
-            site["template"] = (f"{jv}: top navbar (Overview/Package/"
-                                "Class/Use/Tree/Deprecated/Index/Help), sub-nav with "
-                                "summary/detail jump links and search box, copyright "
-                                "footer")
+                jv = "javadoc of OpenJDK 17 (bookworm's default-jdk; the markup is the JDK 17 doclet's)"
+            site["template"] = (
+                f"{jv}: top navbar (Overview/Package/"
+                "Class/Use/Tree/Deprecated/Index/Help), sub-nav with "
+                "summary/detail jump links and search box, copyright "
+                "footer"
+            )
     skipped, eligible = {}, []
     n_cand = 0
     for root, base, prefix in roots:
@@ -539,8 +633,9 @@ def build_site(site, work, out):
             if why:
                 skipped[why] = skipped.get(why, 0) + 1
                 continue
-            eligible.append({"path": p, "rel": rel, "pkg_path": pkg_path,
-                             "data": data, "page_text": page_text, "gold": gold})
+            eligible.append(
+                {"path": p, "rel": rel, "pkg_path": pkg_path, "data": data, "page_text": page_text, "gold": gold}
+            )
     eligible.sort(key=lambda e: e["pkg_path"])
     chosen = eligible
     if len(eligible) > SAMPLE:
@@ -557,24 +652,43 @@ def build_site(site, work, out):
         nbytes += len(e["data"]) + len(gold.encode())
         pt, gt = len(e["page_text"].split()), len(e["gold"].split())
         shares.append(gt / pt if pt else 0.0)
-        rows.append({"id": pid, "site": name, "url": site["url"](e["rel"]),
-                     "html": f"pages/{pid}.html", "gold": f"pages/{pid}.txt",
-                     "source": source, "pkg_path": e["pkg_path"],
-                     "template": site["template"], "page_bytes": len(e["data"]),
-                     "page_chars": len(e["page_text"]), "page_tokens": pt,
-                     "gold_chars": len(e["gold"]), "gold_tokens": gt})
+        rows.append(
+            {
+                "id": pid,
+                "site": name,
+                "url": site["url"](e["rel"]),
+                "html": f"pages/{pid}.html",
+                "gold": f"pages/{pid}.txt",
+                "source": source,
+                "pkg_path": e["pkg_path"],
+                "template": site["template"],
+                "page_bytes": len(e["data"]),
+                "page_chars": len(e["page_text"]),
+                "page_tokens": pt,
+                "gold_chars": len(e["gold"]),
+                "gold_tokens": gt,
+            }
+        )
     with open(sdir / "manifest.jsonl", "w") as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     nbytes += (sdir / "manifest.jsonl").stat().st_size
-    stats = {"site": name, "generator": site["generator"], "packages": versions,
-             "template": site["template"], "container_rule": site["rule"],
-             "skip_list": site["skip_doc"], "licences_debian_copyright": licences,
-             "candidates": n_cand, "skipped": dict(sorted(skipped.items())),
-             "eligible": len(eligible), "pages": len(rows),
-             "median_page_bytes": int(statistics.median(r["page_bytes"] for r in rows)),
-             "median_gold_share": round(statistics.median(shares), 3),
-             "bytes_on_disk": nbytes}
+    stats = {
+        "site": name,
+        "generator": site["generator"],
+        "packages": versions,
+        "template": site["template"],
+        "container_rule": site["rule"],
+        "skip_list": site["skip_doc"],
+        "licences_debian_copyright": licences,
+        "candidates": n_cand,
+        "skipped": dict(sorted(skipped.items())),
+        "eligible": len(eligible),
+        "pages": len(rows),
+        "median_page_bytes": int(statistics.median(r["page_bytes"] for r in rows)),
+        "median_gold_share": round(statistics.median(shares), 3),
+        "bytes_on_disk": nbytes,
+    }
     if site["generator"] == "rustdoc":
         stats["crates"] = site["_info"]["crates"]
         stats["rustdoc"] = site["_info"]["rustdoc"]
@@ -585,7 +699,8 @@ def build_site(site, work, out):
 def write_readme(out, stats, all_rows, all_shares):
     total = sum(s["pages"] for s in stats)
     lines = [
-        "# api-dev (API-reference documentation sites, tool-made gold)", "",
+        "# api-dev (API-reference documentation sites, tool-made gold)",
+        "",
         f"{total} pages of {len(stats)} API-reference sites made by "
         f"{len({s['generator'] for s in stats})} generators, taken from Debian 12 "
         "(bookworm) packages with `apt-get download` + `dpkg-deb -x` (nothing installed); "
@@ -593,51 +708,64 @@ def write_readme(out, stats, all_rows, all_shares):
         "`librust-*-dev` packages with `cargo doc --offline --no-deps` (optional and dev "
         "dependencies removed from the copied Cargo.toml).  Built by "
         "`benchmarks/build_api_corpora.py` of sst-cleaner; layout, selection and gold "
-        "rules are those of docs-dev (shared/datasets/README.md).", "",
+        "rules are those of docs-dev (shared/datasets/README.md).",
+        "",
         "**Licence.** The pages are the packages' documentation (licences per each "
         "package's `debian/copyright`, below); copied unchanged **for evaluation only**: "
-        "never ship a page or a gold text (or a fixture cut from one).", "",
+        "never ship a page or a gold text (or a fixture cut from one).",
+        "",
         "| site | generator | package (bookworm) | pages (eligible) | content container, minus | median gold share |",
         "|---|---|---|---:|---|---:|",
     ]
     for s in stats:
-        lines.append(f"| `{s['site']}` | {s['generator']} | {', '.join(s['packages'])} | "
-                     f"{s['pages']} ({s['eligible']}) | {s['container_rule']} | "
-                     f"{s['median_gold_share']:.3f} |")
+        lines.append(
+            f"| `{s['site']}` | {s['generator']} | {', '.join(s['packages'])} | "
+            f"{s['pages']} ({s['eligible']}) | {s['container_rule']} | "
+            f"{s['median_gold_share']:.3f} |"
+        )
     size = sum(s["bytes_on_disk"] for s in stats)
-    lines += ["", f"*Gold share* = gold tokens / tokens of the whole page's visible text "
-              f"(median over the site's pages); {statistics.median(all_shares):.3f} over "
-              f"all {total} pages.  Size: {size / 1e6:.1f} MB.", ""]
+    lines += [
+        "",
+        f"*Gold share* = gold tokens / tokens of the whole page's visible text "
+        f"(median over the site's pages); {statistics.median(all_shares):.3f} over "
+        f"all {total} pages.  Size: {size / 1e6:.1f} MB.",
+        "",
+    ]
     lines.append("Templates:")
     lines.append("")
     for s in stats:
-        lines.append(f"* `{s['site']}`: {s['template']}.  Skip list: {s['skip_list']}.  "
-                     f"Candidates {s['candidates']}, skipped {json.dumps(s['skipped'])}.  "
-                     f"Licence: {s['licence']} (debian/copyright: "
-                     f"{', '.join(s['licences_debian_copyright'])}).")
-    lines += ["",
-              "* **Selection.** As docs-dev: `.html` files under the HTML root (no "
-              "symlinks), minus the skip lists above, files over 150 KB, meta-refresh "
-              "redirects (rustdoc's re-export redirect pages), pages with fewer than "
-              "2048 characters of visible text, golds under 300 characters; more than "
-              "150 eligible: `random.Random(0).sample` of 150 (eligible in `pkg_path` "
-              "order); ids in `pkg_path` order.  For the rustdoc sites `pkg_path` is "
-              "the path under the built `target/doc`.",
-              "* **Gold.** The visible text of the first element matching the container, "
-              "minus the exclusions and `script`/`style`/`noscript`/`template`, one line per "
-              "block element (each line of a `pre` a line, `<br>` a break), whitespace "
-              "collapsed.  Parsed with lxml (libxml2's HTML parser).  Signatures, "
-              "trait/impl listings (rustdoc's \"Trait Implementations\", \"Auto Trait "
-              "Implementations\", \"Blanket Implementations\"), gi-docgen's \"Methods "
-              "inherited from\" / \"Properties inherited from\" blocks (collapsed by "
-              "default in a browser, but in the markup) and javadoc's \"Methods inherited "
-              "from class\" lists are inside the containers and are gold: they repeat "
-              "across the pages of a site but are each page's own API reference.",
-              "* **What it tests.** Like docs-dev, little boilerplate outside the "
-              "container (sidebars and navigation bars), but a lot of text that recurs "
-              "inside it across pages of one template.",
-              "* **url** is indicative (where the page lives on the project's or docs.rs "
-              "web site; versions may differ there).", ""]
+        lines.append(
+            f"* `{s['site']}`: {s['template']}.  Skip list: {s['skip_list']}.  "
+            f"Candidates {s['candidates']}, skipped {json.dumps(s['skipped'])}.  "
+            f"Licence: {s['licence']} (debian/copyright: "
+            f"{', '.join(s['licences_debian_copyright'])})."
+        )
+    lines += [
+        "",
+        "* **Selection.** As docs-dev: `.html` files under the HTML root (no "
+        "symlinks), minus the skip lists above, files over 150 KB, meta-refresh "
+        "redirects (rustdoc's re-export redirect pages), pages with fewer than "
+        "2048 characters of visible text, golds under 300 characters; more than "
+        "150 eligible: `random.Random(0).sample` of 150 (eligible in `pkg_path` "
+        "order); ids in `pkg_path` order.  For the rustdoc sites `pkg_path` is "
+        "the path under the built `target/doc`.",
+        "* **Gold.** The visible text of the first element matching the container, "
+        "minus the exclusions and `script`/`style`/`noscript`/`template`, one line per "
+        "block element (each line of a `pre` a line, `<br>` a break), whitespace "
+        "collapsed.  Parsed with lxml (libxml2's HTML parser).  Signatures, "
+        'trait/impl listings (rustdoc\'s "Trait Implementations", "Auto Trait '
+        'Implementations", "Blanket Implementations"), gi-docgen\'s "Methods '
+        'inherited from" / "Properties inherited from" blocks (collapsed by '
+        "default in a browser, but in the markup) and javadoc's \"Methods inherited "
+        'from class" lists are inside the containers and are gold: they repeat '
+        "across the pages of a site but are each page's own API reference.",
+        "* **What it tests.** Like docs-dev, little boilerplate outside the "
+        "container (sidebars and navigation bars), but a lot of text that recurs "
+        "inside it across pages of one template.",
+        "* **url** is indicative (where the page lives on the project's or docs.rs "
+        "web site; versions may differ there).",
+        "",
+    ]
     (out / "README.md").write_text("\n".join(lines))
 
 
@@ -661,9 +789,12 @@ def main(argv=None):
             if want and site["site"] not in want:
                 continue
             rows, stats, shares = build_site(site, work, out)
-            print(f"{site['site']}: {stats['pages']} pages ({stats['eligible']} eligible, "
-                  f"{stats['candidates']} candidates) skipped {stats['skipped']} "
-                  f"gold share {stats['median_gold_share']}", file=sys.stderr)
+            print(
+                f"{site['site']}: {stats['pages']} pages ({stats['eligible']} eligible, "
+                f"{stats['candidates']} candidates) skipped {stats['skipped']} "
+                f"gold share {stats['median_gold_share']}",
+                file=sys.stderr,
+            )
             all_stats.append(stats)
             all_shares += shares
             for r in rows:

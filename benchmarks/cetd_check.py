@@ -8,6 +8,7 @@ Each variant is a JSON dict of ``CETDMethod`` parameters. Prints macro P/R/F1 pe
 variants can be compared without re-running ``site_eval.py`` for each. Pages are read
 with the benchmark's own ``pages.read_page``; nothing is copied anywhere.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,8 @@ sys.path.insert(1, os.getcwd())
 from pages import load_manifest, read_page  # noqa: E402
 from score import evaluate, find_manifests, prf  # noqa: E402
 
-from sst_cleaner.engine.methods.cetd import CETDMethod  # noqa: E402
 from sst_cleaner.engine._dom import parse_html  # noqa: E402
+from sst_cleaner.engine.methods.cetd import CETDMethod  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -50,10 +51,14 @@ def main(argv=None) -> int:
                 preds[row["id"]] = method.clean(parse_html(html, url=row.get("url"))).text
                 ms.append((time.perf_counter() - t0) * 1000)
             res = evaluate(preds, manifest)
-            print(f"{name:<11} {json.dumps(params):<50} P={res['precision']:.3f} R={res['recall']:.3f} "
-                  f"F1={res['f1']:.3f} clean_ms={statistics.median(ms):.1f} p95={sorted(ms)[int(.95 * (len(ms) - 1))]:.1f}")
+            print(
+                f"{name:<11} {json.dumps(params):<50} P={res['precision']:.3f} R={res['recall']:.3f} "
+                f"F1={res['f1']:.3f} clean_ms={statistics.median(ms):.1f} "
+                f"p95={sorted(ms)[int(0.95 * (len(ms) - 1))]:.1f}"
+            )
             if args.worst:
                 from pages import read_gold
+
                 per = []
                 for row, _ in htmls:
                     p, r, f = prf(preds[row["id"]], read_gold(row))

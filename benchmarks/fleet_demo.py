@@ -17,6 +17,7 @@ last worker's exit, Python and Scrapy start-up included). ``--delay`` sets ``DOW
 request at a time per worker): a stand-in for a remote site's latency and politeness,
 where a fleet's extra workers pay off on any number of cores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,33 +46,53 @@ def _env() -> dict:
     return env
 
 
-def run_fleet(n: int, site_url: str, redis_url: str, workdir: Path, args: argparse.Namespace,
-              shared: bool = True) -> dict:
+def run_fleet(
+    n: int, site_url: str, redis_url: str, workdir: Path, args: argparse.Namespace, shared: bool = True
+) -> dict:
     """N worker processes on one crawl; what each produced."""
     import redis
 
     if shared:
         redis.Redis.from_url(redis_url).flushdb()  # a new crawl: empty queue, seen-set, models
-    settings = {"REDIS_URL": redis_url, "SST_SAMPLE_PAGES": args.sample, "LOG_LEVEL": "INFO",
-                "DOWNLOAD_DELAY": args.delay}
+    settings = {
+        "REDIS_URL": redis_url,
+        "SST_SAMPLE_PAGES": args.sample,
+        "LOG_LEVEL": "INFO",
+        "DOWNLOAD_DELAY": args.delay,
+    }
     if args.delay:
         settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = 1
     if not shared:  # the reference: Scrapy's own scheduler, no shared store
-        settings.update({"SCHEDULER": "scrapy.core.scheduler.Scheduler",
-                         "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
-                         "SST_MODEL_STORE": ""})
+        settings.update(
+            {
+                "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+                "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
+                "SST_MODEL_STORE": "",
+            }
+        )
     procs = []
     start = time.monotonic()
     for i in range(n):
         tag = f"{'fleet' if shared else 'single'}-{n}-{i}"
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", f"url={site_url}",
-               "-a", f"workers={n}", "-a", f"stats_out={workdir / (tag + '.stats.json')}",
-               "-O", str(workdir / (tag + ".jsonl"))]
+        cmd = [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "fleet",
+            "-a",
+            f"url={site_url}",
+            "-a",
+            f"workers={n}",
+            "-a",
+            f"stats_out={workdir / (tag + '.stats.json')}",
+            "-O",
+            str(workdir / (tag + ".jsonl")),
+        ]
         for key, value in settings.items():
             cmd += ["-s", f"{key}={value}"]
         log = open(workdir / (tag + ".log"), "w", encoding="utf-8")
-        procs.append((tag, subprocess.Popen(cmd, cwd=str(ROOT), env=_env(), stdout=subprocess.DEVNULL,
-                                            stderr=log)))
+        procs.append((tag, subprocess.Popen(cmd, cwd=str(ROOT), env=_env(), stdout=subprocess.DEVNULL, stderr=log)))
         log.close()
     for tag, proc in procs:
         if proc.wait(timeout=1800) != 0:
@@ -81,9 +102,13 @@ def run_fleet(n: int, site_url: str, redis_url: str, workdir: Path, args: argpar
     for tag, _ in procs:
         lines = (workdir / (tag + ".jsonl")).read_text(encoding="utf-8").splitlines()
         log = (workdir / (tag + ".log")).read_text(encoding="utf-8")
-        workers.append({"items": [json.loads(x) for x in lines if x.strip()],
-                        "stats": json.loads((workdir / (tag + ".stats.json")).read_text()),
-                        "built": re.findall(r"model built for site (\S+) from", log)})
+        workers.append(
+            {
+                "items": [json.loads(x) for x in lines if x.strip()],
+                "stats": json.loads((workdir / (tag + ".stats.json")).read_text()),
+                "built": re.findall(r"model built for site (\S+) from", log),
+            }
+        )
     return {"n": n, "wall": wall, "workers": workers}
 
 
@@ -94,7 +119,8 @@ def score(run: dict, site: DemoSite) -> dict:
     built = collections.Counter(s for w in run["workers"] for s in w["built"])
     return {
         "per_worker": [len(w["items"]) for w in run["workers"]],
-        "items": len(items), "pages": len(site.article_paths),
+        "items": len(items),
+        "pages": len(site.article_paths),
         "duplicates": sum(c - 1 for c in urls.values()),
         "missing": len(set(site.article_paths) - {urlsplit(u).path for u in urls}),
         "built": dict(built),
@@ -126,8 +152,10 @@ def main(argv=None) -> None:
     site = DemoSite(seed=args.seed, n_articles=args.articles)
     try:
         with DemoServer(site) as demo, tempfile.TemporaryDirectory(prefix="sst-fleet-") as tmp:
-            print(f"demo site: {len(site.paths)} pages, {len(site.article_paths)} articles; "
-                  f"Redis at {redis_url}; SST_SAMPLE_PAGES={args.sample}; DOWNLOAD_DELAY={args.delay}")
+            print(
+                f"demo site: {len(site.paths)} pages, {len(site.article_paths)} articles; "
+                f"Redis at {redis_url}; SST_SAMPLE_PAGES={args.sample}; DOWNLOAD_DELAY={args.delay}"
+            )
             ref = score(run_fleet(1, demo.url, redis_url, Path(tmp), args, shared=False), site)
             rows = [("single process (no Redis)", ref)]
             for n in sizes:
@@ -136,16 +164,23 @@ def main(argv=None) -> None:
         if server is not None:
             server.stop()
     print()
-    print("| run | items per worker | items / article pages | duplicates | models fitted per site "
-          "| fleet loads | F1 | F1 - single | crawl s | wall s |")
+    print(
+        "| run | items per worker | items / article pages | duplicates | models fitted per site "
+        "| fleet loads | F1 | F1 - single | crawl s | wall s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows:
         built = ", ".join(f"{k}: {v}" for k, v in sorted(r["built"].items())) or "none"
-        print(f"| {name} | {r['per_worker']} | {r['items']} / {r['pages']} (missing {r['missing']}) "
-              f"| {r['duplicates']} | {built} | {r['loaded']} | {r['f1']:.4f} | {r['f1'] - ref['f1']:+.4f} "
-              f"| {r['crawl']:.1f} | {r['wall']:.1f} |")
-    bad = [name for name, r in rows[1:] if r["duplicates"] or r["missing"] or r["redis_down"]
-           or any(v != 1 for v in r["built"].values())]
+        print(
+            f"| {name} | {r['per_worker']} | {r['items']} / {r['pages']} (missing {r['missing']}) "
+            f"| {r['duplicates']} | {built} | {r['loaded']} | {r['f1']:.4f} | {r['f1'] - ref['f1']:+.4f} "
+            f"| {r['crawl']:.1f} | {r['wall']:.1f} |"
+        )
+    bad = [
+        name
+        for name, r in rows[1:]
+        if r["duplicates"] or r["missing"] or r["redis_down"] or any(v != 1 for v in r["built"].values())
+    ]
     if bad:
         raise SystemExit(f"not as expected: {bad}")
 

@@ -11,6 +11,7 @@ its ``result.text`` and ``result.markdown`` are scored against the gold with the
 are in the page's gold text (it is main content); it survives intact when its lines, with
 their indentation and in order, are a part of ``result.text``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -103,18 +104,25 @@ def main() -> None:
         t0 = time.perf_counter()
         res_text, res_md, pres, kept = run_corpus(args.datasets, corpus)
         a, b = _f1(res_text), _f1(res_md)
-        print(f"| {corpus} ({MODES[corpus]}) | {res_text.get('pages', res_text.get('n', '?'))} | {a:.4f} | "
-              f"{b:.4f} | {b - a:+.4f} |  ({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(
+            f"| {corpus} ({MODES[corpus]}) | {res_text.get('pages', res_text.get('n', '?'))} | {a:.4f} | "
+            f"{b:.4f} | {b - a:+.4f} |  ({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
         if corpus == "docs-dev":
-            pre_line = (f"docs-dev: {kept} of {pres} main-content pre blocks (multi-line) come out with "
-                        f"every line intact in result.text ({kept / max(1, pres):.3f})")
+            pre_line = (
+                f"docs-dev: {kept} of {pres} main-content pre blocks (multi-line) come out with "
+                f"every line intact in result.text ({kept / max(1, pres):.3f})"
+            )
     if pre_line:
         print("\n" + pre_line)
     import metadata_eval
 
     rows = metadata_eval.load_rows(args.datasets, args.metadata_corpora)
-    print(f"\nmetadata, {len(rows)} pages with an article's JSON-LD ({args.metadata_corpora}); "
-          "see benchmarks/metadata_eval.py for the gold and its caveat:")
+    print(
+        f"\nmetadata, {len(rows)} pages with an article's JSON-LD ({args.metadata_corpora}); "
+        "see benchmarks/metadata_eval.py for the gold and its caveat:"
+    )
     print("\n".join(metadata_eval.table(rows)))
 
 

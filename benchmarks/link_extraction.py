@@ -17,6 +17,7 @@ included). Until the WISDOM model exists (the first ``SST_SAMPLE_PAGES`` pages, 
 parsed while it is built) the informative extractor returns every link too, so the
 "on pages with a model" columns show what the extractor itself keeps.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,16 +32,41 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def crawl(mode: str, seed: int, articles: int, per_listing: int, sample_pages: int,
-          pagination: bool = True, timeout: float = 600) -> dict:
+def crawl(
+    mode: str,
+    seed: int,
+    articles: int,
+    per_listing: int,
+    sample_pages: int,
+    pagination: bool = True,
+    timeout: float = 600,
+) -> dict:
     """One ``scrapy crawl demo_links`` in a fresh process; its JSON summary."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "summary.json")
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "demo_links",
-               "-a", f"links={mode}", "-a", f"seed={seed}", "-a", f"articles={articles}",
-               "-a", f"per_listing={per_listing}", "-a", f"pagination={int(pagination)}",
-               "-a", f"summary={out}",
-               "-s", f"SST_SAMPLE_PAGES={sample_pages}", "-s", "LOG_LEVEL=WARNING"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "demo_links",
+            "-a",
+            f"links={mode}",
+            "-a",
+            f"seed={seed}",
+            "-a",
+            f"articles={articles}",
+            "-a",
+            f"per_listing={per_listing}",
+            "-a",
+            f"pagination={int(pagination)}",
+            "-a",
+            f"summary={out}",
+            "-s",
+            f"SST_SAMPLE_PAGES={sample_pages}",
+            "-s",
+            "LOG_LEVEL=WARNING",
+        ]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0 or not os.path.exists(out):
@@ -51,9 +77,11 @@ def crawl(mode: str, seed: int, articles: int, per_listing: int, sample_pages: i
 
 def row(name: str, s: dict) -> str:
     pct = lambda n, d: f"{100.0 * n / d:5.1f}%" if d else "   - "  # noqa: E731
-    return (f"{name:<24} {s['links_followed']:>8} {s['requests']:>9} "
-            f"{s['followed_to_articles']:>7} {pct(s['followed_to_articles'], s['links_followed'])} "
-            f"{s['articles_reached']:>4}/{s['articles_total']:<4} {'yes' if s['all_articles_reached'] else 'NO':>4}")
+    return (
+        f"{name:<24} {s['links_followed']:>8} {s['requests']:>9} "
+        f"{s['followed_to_articles']:>7} {pct(s['followed_to_articles'], s['links_followed'])} "
+        f"{s['articles_reached']:>4}/{s['articles_total']:<4} {'yes' if s['all_articles_reached'] else 'NO':>4}"
+    )
 
 
 def main() -> None:
@@ -62,18 +90,22 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=60)
     parser.add_argument("--per-listing", type=int, default=4, help="teasers per listing page")
     parser.add_argument("--sample-pages", type=int, default=20, help="SST_SAMPLE_PAGES")
-    parser.add_argument("--no-pagination-run", action="store_true",
-                        help="also crawl with the informative extractor without pagination links")
+    parser.add_argument(
+        "--no-pagination-run",
+        action="store_true",
+        help="also crawl with the informative extractor without pagination links",
+    )
     args = parser.parse_args()
     from sst_cleaner.tools.demo import DemoSite
 
-    header = (f"{'crawl':<24} {'followed':>8} {'requests':>9} {'->art':>7} {'share':>6} "
-              f"{'articles':>9} {'all':>4}")
+    header = f"{'crawl':<24} {'followed':>8} {'requests':>9} {'->art':>7} {'share':>6} {'articles':>9} {'all':>4}"
     for seed in [int(s) for s in args.seeds.split(",") if s.strip()]:
         site = DemoSite(seed=seed, n_articles=args.articles, per_listing=args.per_listing)
-        print(f"\ndemo site seed {seed}: {len(site.paths)} HTML pages, {args.articles} articles, "
-              f"{args.per_listing} teasers per listing page; SST_METHOD wisdom, "
-              f"SST_SAMPLE_PAGES {args.sample_pages}")
+        print(
+            f"\ndemo site seed {seed}: {len(site.paths)} HTML pages, {args.articles} articles, "
+            f"{args.per_listing} teasers per listing page; SST_METHOD wisdom, "
+            f"SST_SAMPLE_PAGES {args.sample_pages}"
+        )
         common = (seed, args.articles, args.per_listing, args.sample_pages)
         plain = crawl("plain", *common)
         info = crawl("informative", *common)
@@ -83,15 +115,19 @@ def main() -> None:
         print(header)
         for name, s in runs:
             print(row(name, s))
-        print(f"ratio informative/plain: links followed {info['links_followed'] / plain['links_followed']:.2f}, "
-              f"requests {info['requests'] / plain['requests']:.2f}")
+        print(
+            f"ratio informative/plain: links followed {info['links_followed'] / plain['links_followed']:.2f}, "
+            f"requests {info['requests'] / plain['requests']:.2f}"
+        )
         seen, kept = info["extractor_links_seen_with_model"], info["extractor_links_kept_with_model"]
-        print(f"on the {info['extractor_pages_with_model']} of {info['extractor_pages']} pages parsed with a "
-              f"model: {kept} of {seen} links kept ({100.0 * kept / max(1, seen):.1f}%: "
-              f"{info['extractor_kept_link_block']} in WISDOM link blocks, {info['extractor_kept_content']} "
-              f"content, {info['extractor_kept_pagination']} pagination); "
-              f"{info['followed_with_model_to_articles']} of them lead to article pages "
-              f"({100.0 * info['followed_with_model_to_articles'] / max(1, kept):.1f}%)")
+        print(
+            f"on the {info['extractor_pages_with_model']} of {info['extractor_pages']} pages parsed with a "
+            f"model: {kept} of {seen} links kept ({100.0 * kept / max(1, seen):.1f}%: "
+            f"{info['extractor_kept_link_block']} in WISDOM link blocks, {info['extractor_kept_content']} "
+            f"content, {info['extractor_kept_pagination']} pagination); "
+            f"{info['followed_with_model_to_articles']} of them lead to article pages "
+            f"({100.0 * info['followed_with_model_to_articles'] / max(1, kept):.1f}%)"
+        )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ once. With ``--sample 3`` every site reaches a model: the peak RSS of the larges
 process, against ``--max-models`` (SST_MAX_MODELS), shows what keeping models costs.
 Exit status 1 if the held bytes ever went over the bound or an item was lost.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,13 +43,16 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-_WORDS = ("river harbour council market winter garden station bridge library museum orchard "
-          "festival engineer teacher farmer painter season archive lantern valley ferry mill "
-          "quarry signal meadow tower canal theatre bakery workshop ledger survey").split()
+_WORDS = (
+    "river harbour council market winter garden station bridge library museum orchard "
+    "festival engineer teacher farmer painter season archive lantern valley ferry mill "
+    "quarry signal meadow tower canal theatre bakery workshop ledger survey"
+).split()
 _VERBS = "opened repaired surveyed restored measured painted crossed counted mapped rebuilt".split()
 
 
 # -- the generated web --------------------------------------------------------------------
+
 
 def site_key(url: str) -> str:
     """SST_SITE_KEY: ``/s/<n>/...`` is site ``s<n>`` (one loopback host, many sites)."""
@@ -68,29 +72,35 @@ def render(path: str, n_sites: int, n_pages: int) -> Optional[str]:
         return None
     n = int(parts[1])
     page = parts[2] if len(parts) > 2 else ""
-    if page and not (page.startswith("p") and page.endswith(".html") and page[1:-5].isdigit()
-                     and int(page[1:-5]) < n_pages):
+    if page and not (
+        page.startswith("p") and page.endswith(".html") and page[1:-5].isdigit() and int(page[1:-5]) < n_pages
+    ):
         return None
     srng = random.Random(f"site:{n}")  # the site's template
     prng = random.Random(f"page:{path}")
     cls = f"t{srng.randrange(10**6)}"
     name = " ".join(srng.choice(_WORDS).title() for _ in range(2)) + " Gazette"
-    nav = "".join(f'<li><a href="/s/{n}/p{k}.html">{html.escape(srng.choice(_WORDS).title())}</a></li>'
-                  for k in range(n_pages))
+    nav = "".join(
+        f'<li><a href="/s/{n}/p{k}.html">{html.escape(srng.choice(_WORDS).title())}</a></li>' for k in range(n_pages)
+    )
     side = "".join(f"<li>{html.escape(_sentence(srng))}</li>" for _ in range(3))
     footer = html.escape(_sentence(srng))
     if page:
         title = html.escape(_sentence(prng)[:60])
-        body = "".join(f"<p>{html.escape(' '.join(_sentence(prng) for _ in range(prng.randint(2, 4))))}</p>"
-                       for _ in range(prng.randint(3, 6)))
+        body = "".join(
+            f"<p>{html.escape(' '.join(_sentence(prng) for _ in range(prng.randint(2, 4))))}</p>"
+            for _ in range(prng.randint(3, 6))
+        )
     else:
         title = "Latest"
         body = "<ul>" + "".join(f'<li><a href="/s/{n}/p{k}.html">Story {k}</a></li>' for k in range(n_pages)) + "</ul>"
-    return (f"<!DOCTYPE html><html><head><title>{title} | {html.escape(name)}</title></head>"
-            f'<body><div class="{cls}-top"><h2>{html.escape(name)}</h2><ul class="{cls}-nav">{nav}</ul></div>'
-            f'<div class="{cls}-main"><h1>{title}</h1><div class="{cls}-body">{body}</div></div>'
-            f'<div class="{cls}-side"><ul>{side}</ul></div>'
-            f'<div class="{cls}-foot"><p>{footer}</p></div></body></html>')
+    return (
+        f"<!DOCTYPE html><html><head><title>{title} | {html.escape(name)}</title></head>"
+        f'<body><div class="{cls}-top"><h2>{html.escape(name)}</h2><ul class="{cls}-nav">{nav}</ul></div>'
+        f'<div class="{cls}-main"><h1>{title}</h1><div class="{cls}-body">{body}</div></div>'
+        f'<div class="{cls}-side"><ul>{side}</ul></div>'
+        f'<div class="{cls}-foot"><p>{footer}</p></div></body></html>'
+    )
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -122,6 +132,7 @@ class _Server(ThreadingHTTPServer):
 
 # -- the crawl (child process) ------------------------------------------------------------
 
+
 def child(cfg: dict) -> None:
     """One crawl in its own process, so its RSS is the crawl's alone (the server is in
     the parent)."""
@@ -150,12 +161,19 @@ def child(cfg: dict) -> None:
         scraped.append(item["id"])
 
     settings = {
-        "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False, "ROBOTSTXT_OBEY": False,
-        "CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+        "LOG_LEVEL": "WARNING",
+        "TELNETCONSOLE_ENABLED": False,
+        "ROBOTSTXT_OBEY": False,
+        "CONCURRENT_REQUESTS": 32,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
         "ADDONS": {"sst_cleaner.Addon": 0},
-        "SST_METHOD": cfg["method"], "SST_SITE_KEY": site_key,
-        "SST_SAMPLE_PAGES": cfg["sample"], "SST_MAX_HELD_BYTES": cfg["max_held_bytes"],
-        "SST_THREADS": 2, "SST_MAX_MODELS": cfg["max_models"], "SST_PROCESSES": cfg["processes"],
+        "SST_METHOD": cfg["method"],
+        "SST_SITE_KEY": site_key,
+        "SST_SAMPLE_PAGES": cfg["sample"],
+        "SST_MAX_HELD_BYTES": cfg["max_held_bytes"],
+        "SST_THREADS": 2,
+        "SST_MAX_MODELS": cfg["max_models"],
+        "SST_PROCESSES": cfg["processes"],
     }
     worker_peak = [0.0]
     stop_sampling = threading.Event()
@@ -190,7 +208,8 @@ def child(cfg: dict) -> None:
         "pages": stats.get("response_received_count", 0),
         "seconds": stats.get("elapsed_time_seconds", 0.0),
         "finish_reason": stats.get("finish_reason"),
-        "yielded": len(yielded), "scraped": len(scraped),
+        "yielded": len(yielded),
+        "scraped": len(scraped),
         "exactly_once": sorted(yielded) == sorted(scraped) and len(set(scraped)) == len(scraped),
         "sst": {k: v for k, v in stats.items() if k.startswith("sst/")},
     }
@@ -217,14 +236,24 @@ def main() -> int:
     httpd.n_sites, httpd.n_pages = args.sites, args.pages  # type: ignore[attr-defined]
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/"
-    web_bytes = sum(len(render(f"/s/{n}/{p}", args.sites, args.pages).encode("utf-8"))
-                    for n in range(args.sites) for p in [""] + [f"p{k}.html" for k in range(args.pages)])
+    web_bytes = sum(
+        len(render(f"/s/{n}/{p}", args.sites, args.pages).encode("utf-8"))
+        for n in range(args.sites)
+        for p in [""] + [f"p{k}.html" for k in range(args.pages)]
+    )
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "result.json")
-            cfg = {"url": url, "sites": args.sites, "method": args.method, "sample": args.sample,
-                   "max_held_bytes": args.max_held_bytes, "out": out, "max_models": args.max_models,
-                   "processes": args.processes}
+            cfg = {
+                "url": url,
+                "sites": args.sites,
+                "method": args.method,
+                "sample": args.sample,
+                "max_held_bytes": args.max_held_bytes,
+                "out": out,
+                "max_models": args.max_models,
+                "processes": args.processes,
+            }
             start = time.monotonic()
             env = dict(os.environ, PYTHONPATH=str(ROOT))
             subprocess.run([sys.executable, __file__, "--child", json.dumps(cfg)], check=True, env=env)
@@ -238,16 +267,32 @@ def main() -> int:
     sst = r["sst"]
     bound = args.max_held_bytes
     peak = sst.get("sst/peak_held_bytes", 0)
-    print(f"web: {args.sites} sites x {args.pages + 1} pages, {web_bytes / 2**20:.1f} MiB of HTML; "
-          f"method {args.method}, SST_SAMPLE_PAGES {args.sample}")
-    print(f"crawl: {r['pages']} pages in {r['seconds']:.1f} s ({wall:.1f} s wall), finish {r['finish_reason']}; "
-          f"items yielded {r['yielded']}, scraped {r['scraped']}, exactly once: {r['exactly_once']}")
-    print(f"peak RSS of the crawl process: {r['rss_peak_mb']:.0f} MiB (after imports: {r['rss_start_mb']:.0f} MiB); "
-          f"of the largest worker process: {r['workers_rss_peak_mb']:.0f} MiB "
-          f"(SST_MAX_MODELS {args.max_models}, SST_PROCESSES {args.processes})")
+    print(
+        f"web: {args.sites} sites x {args.pages + 1} pages, {web_bytes / 2**20:.1f} MiB of HTML; "
+        f"method {args.method}, SST_SAMPLE_PAGES {args.sample}"
+    )
+    print(
+        f"crawl: {r['pages']} pages in {r['seconds']:.1f} s ({wall:.1f} s wall), finish {r['finish_reason']}; "
+        f"items yielded {r['yielded']}, scraped {r['scraped']}, exactly once: {r['exactly_once']}"
+    )
+    print(
+        f"peak RSS of the crawl process: {r['rss_peak_mb']:.0f} MiB (after imports: {r['rss_start_mb']:.0f} MiB); "
+        f"of the largest worker process: {r['workers_rss_peak_mb']:.0f} MiB "
+        f"(SST_MAX_MODELS {args.max_models}, SST_PROCESSES {args.processes})"
+    )
     print(f"sst/peak_held_bytes {peak:,} vs SST_MAX_HELD_BYTES {bound:,} ({100 * peak / bound:.0f}% of the bound)")
-    keys = ("peak_held_items", "items_held", "items_released", "evictions", "models_built", "fallback_cleans",
-            "items_cleaned", "items_flushed_at_close", "flushes", "errors")
+    keys = (
+        "peak_held_items",
+        "items_held",
+        "items_released",
+        "evictions",
+        "models_built",
+        "fallback_cleans",
+        "items_cleaned",
+        "items_flushed_at_close",
+        "flushes",
+        "errors",
+    )
     print("  " + ", ".join(f"{k} {sst.get('sst/' + k, 0)}" for k in keys))
     ok = peak <= bound and r["exactly_once"] and r["yielded"] > 0
     if not ok:

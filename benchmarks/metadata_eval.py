@@ -16,6 +16,7 @@ script before extracting, and says what it does on pages that carry only OpenGra
 set of names for authors, the date part for dates, the primary subtag for languages. A
 field counts only on pages whose gold has it; "missing" when the extractor gave nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,12 +84,15 @@ def gold_of(html: str):
             if ARTICLE.search(types) and isinstance(node.get("headline"), str):
                 pub = node.get("publisher")
                 lang = LANG.search(html)
-                return {"title": _norm(node["headline"]), "authors": _names(node.get("author")) or None,
-                        "published": _gold_date(node.get("datePublished")),
-                        "modified": _gold_date(node.get("dateModified")),
-                        "description": _norm(node["description"]) if isinstance(node.get("description"), str) else None,
-                        "site_name": next(iter(_names(pub)), None) if pub else None,
-                        "language": lang.group(1).split("-")[0].lower() if lang else None}
+                return {
+                    "title": _norm(node["headline"]),
+                    "authors": _names(node.get("author")) or None,
+                    "published": _gold_date(node.get("datePublished")),
+                    "modified": _gold_date(node.get("dateModified")),
+                    "description": _norm(node["description"]) if isinstance(node.get("description"), str) else None,
+                    "site_name": next(iter(_names(pub)), None) if pub else None,
+                    "language": lang.group(1).split("-")[0].lower() if lang else None,
+                }
     return None
 
 
@@ -117,8 +121,15 @@ def trafilatura_meta(html, url):
     doc = trafilatura.extract_metadata(html, default_url=url)
     if doc is None:
         return {}
-    return {"title": doc.title, "authors": doc.author, "published": doc.date, "modified": None,
-            "description": doc.description, "site_name": doc.sitename, "language": None}
+    return {
+        "title": doc.title,
+        "authors": doc.author,
+        "published": doc.date,
+        "modified": None,
+        "description": doc.description,
+        "site_name": doc.sitename,
+        "language": None,
+    }
 
 
 def load_rows(datasets: str, corpora: str) -> list:
@@ -136,9 +147,11 @@ def load_rows(datasets: str, corpora: str) -> list:
     return rows
 
 
-SYSTEMS = {"sst-cleaner": lambda h, u: ours(h, u),
-           "sst-cleaner without JSON-LD": lambda h, u: ours(h, u, jsonld=False),
-           "trafilatura 2.3.1": trafilatura_meta}
+SYSTEMS = {
+    "sst-cleaner": lambda h, u: ours(h, u),
+    "sst-cleaner without JSON-LD": lambda h, u: ours(h, u, jsonld=False),
+    "trafilatura 2.3.1": trafilatura_meta,
+}
 
 
 def table(rows: list) -> list[str]:
@@ -169,7 +182,7 @@ def main() -> None:
     rows = load_rows(args.datasets, args.corpora)
     print(f"{len(rows)} pages with an article's JSON-LD ({args.corpora})")
     print("\n".join(table(rows)))
-    for rec, html, gold in rows[:args.show]:
+    for rec, html, gold in rows[: args.show]:
         print("\n" + rec["id"], rec.get("url"))
         print("  gold       ", {k: v for k, v in gold.items() if v})
         print("  sst-cleaner", {k: v for k, v in ours(html, rec.get("url")).items() if v and k in FIELDS})

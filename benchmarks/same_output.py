@@ -11,6 +11,7 @@ path). Per page it records a hash of the text, the Markdown, the status and the 
 (xpath, label) pairs; per site a hash of the saved model. ``--compare`` prints every
 difference and exits 1 when there is one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,10 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         for part in pool.map(digest_corpus, manifests, [methods] * len(manifests)):
             digest.update(part)
-    print(f"{len(digest)} digests from {len(manifests)} corpora, methods {', '.join(methods)}, "
-          f"{time.perf_counter() - t0:.0f} s")
+    print(
+        f"{len(digest)} digests from {len(manifests)} corpora, methods {', '.join(methods)}, "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
     if args.write:
         with open(args.write, "w", encoding="utf-8") as fh:
             json.dump(digest, fh, indent=0, sort_keys=True)

@@ -1,7 +1,8 @@
 """Learn (and honestly evaluate) the default method's two scorers.
 
     python benchmarks/train_default.py ../shared/datasets [--cache-dir /tmp/sst-rows]
-        [--corpora portal,sites-dev,...,/work/data/api-dev] [--out sst_cleaner/engine/methods/sitestats/data/default_scorer.json]
+        [--corpora portal,sites-dev,...,/work/data/api-dev]
+        [--out sst_cleaner/engine/methods/sitestats/data/default_scorer.json]
 
 The default method scores every sentence with one of two boosted-tree scorers:
 
@@ -27,6 +28,7 @@ the trees with numpy). The corpora are read from ../shared (or the given folders
 here, never shipped. Rows are cached per corpus (``--cache-dir``; pickles of our own
 numbers, benchmark-only, never model files).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,10 +46,10 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from sst_cleaner.engine._dom import parse_html  # noqa: E402
-from sst_cleaner.engine.methods.sitestats.hybrid import FEATURE_NAMES, cetd_region, sentence_features  # noqa: E402
-from sst_cleaner.engine.methods.sst.sentences import gold_share  # noqa: E402
-from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page  # noqa: E402
 from sst_cleaner.engine._text import words  # noqa: E402
+from sst_cleaner.engine.methods.sitestats.hybrid import FEATURE_NAMES, cetd_region, sentence_features  # noqa: E402
+from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page  # noqa: E402
+from sst_cleaner.engine.methods.sst.sentences import gold_share  # noqa: E402
 
 #: corpora of one page per site: page rows only
 PAGE_CORPORA = ("single-dev", "single-chaos")
@@ -91,7 +93,7 @@ def corpus_rows(data_root: str, corpus: str) -> dict:
         analyses = [(r, analyse_page(parse_html(read_page(r)[0], url=r.get("url")))) for r in rows]
         stats = SiteStats()
         if name not in PAGE_CORPORA:
-            for _, pa in (analyses[:FIT_DOCS] if name in DOCS_CORPORA else analyses):
+            for _, pa in analyses[:FIT_DOCS] if name in DOCS_CORPORA else analyses:
                 stats.add(pa)
         for r, pa in analyses:
             gseq = words(read_gold(r))
@@ -102,7 +104,7 @@ def corpus_rows(data_root: str, corpus: str) -> dict:
                 settings.append((r["id"], stats.page_view(pa)))
             for pid, view in settings:
                 out["gold"][pid] = Counter(gseq)
-                out["corpus"][pid] = name + pid[len(r["id"]):]
+                out["corpus"][pid] = name + pid[len(r["id"]) :]
                 for _b, s, f in sentence_features(view, pa, cetd_region(pa, view)):
                     toks = words(s.text)
                     out["X"].append(f)
@@ -182,19 +184,22 @@ def page_f1(pred_mask, page_ids, ntok, gold_tokens) -> dict:
 
 
 def export_hgb(model, names) -> dict:
-    """sklearn HistGradientBoostingClassifier -> the TreeEnsemble JSON of sst_cleaner.engine.methods.sitestats.hybrid."""
+    """sklearn HistGradientBoostingClassifier -> the TreeEnsemble JSON of
+    sst_cleaner.engine.methods.sitestats.hybrid."""
     trees = []
     for (pred,) in model._predictors:
         nodes = pred.nodes
-        trees.append({
-            "feature": [int(v) for v in nodes["feature_idx"]],
-            "threshold": [float(v) for v in nodes["num_threshold"]],
-            "left": [int(v) for v in nodes["left"]],
-            "right": [int(v) for v in nodes["right"]],
-            "leaf": [bool(v) for v in nodes["is_leaf"]],
-            "value": [float(v) for v in nodes["value"]],
-            "depth": int(nodes["depth"].max()),
-        })
+        trees.append(
+            {
+                "feature": [int(v) for v in nodes["feature_idx"]],
+                "threshold": [float(v) for v in nodes["num_threshold"]],
+                "left": [int(v) for v in nodes["left"]],
+                "right": [int(v) for v in nodes["right"]],
+                "leaf": [bool(v) for v in nodes["is_leaf"]],
+                "value": [float(v) for v in nodes["value"]],
+                "depth": int(nodes["depth"].max()),
+            }
+        )
     return {"features": list(names), "baseline": float(np.ravel(model._baseline_prediction)[0]), "trees": trees}
 
 
@@ -272,8 +277,18 @@ def dump_rows(path, rows, p) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for i, pid in enumerate(rows["pid"]):
             feats = {n: round(float(v), 3) for n, v in zip(names, rows["X"][i])}
-            fh.write(json.dumps({"pid": pid, "p": round(float(p[i]), 3), "y": round(float(rows["y"][i]), 2),
-                                 "text": " ".join(rows["tok"][i]), "f": feats}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "pid": pid,
+                        "p": round(float(p[i]), 3),
+                        "y": round(float(rows["y"][i]), 2),
+                        "text": " ".join(rows["tok"][i]),
+                        "f": feats,
+                    }
+                )
+                + "\n"
+            )
 
 
 def report(name, mask, rows, shown) -> dict:
@@ -290,8 +305,9 @@ def report(name, mask, rows, shown) -> dict:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
-    ap.add_argument("--corpora", default=DEFAULT_CORPORA,
-                    help="comma-separated folder names under DATA, or folder paths")
+    ap.add_argument(
+        "--corpora", default=DEFAULT_CORPORA, help="comma-separated folder names under DATA, or folder paths"
+    )
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--label-threshold", type=float, default=0.5)
     ap.add_argument("--threshold", type=float, default=0.5)
@@ -299,12 +315,18 @@ def main():
     ap.add_argument("--no-cv", action="store_true", help="leave-one-corpus-out only")
     ap.add_argument("--no-loco", action="store_true", help="site-grouped CV only")
     ap.add_argument("--out", default=None, help="write the scorer JSON here")
-    ap.add_argument("--dump", default=None,
-                    help="write the LOCO verdict on every row (page, kept, label, text) as JSON lines, "
-                         "for page-by-page study of the dev corpora")
-    ap.add_argument("--balance-corpora", action=argparse.BooleanOptionalAction, default=True,
-                    help="weigh every corpus (and mode) the same in all, not every page "
-                         "(chosen by leave-one-corpus-out)")
+    ap.add_argument(
+        "--dump",
+        default=None,
+        help="write the LOCO verdict on every row (page, kept, label, text) as JSON lines, "
+        "for page-by-page study of the dev corpora",
+    )
+    ap.add_argument(
+        "--balance-corpora",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="weigh every corpus (and mode) the same in all, not every page (chosen by leave-one-corpus-out)",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="folds learnt in this many processes")
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
     args = ap.parse_args()
@@ -343,9 +365,15 @@ def main():
         p[site] = m_site.predict_proba(rows["X"][site])[:, 1]
         p[page] = m_page.predict_proba(rows["X"][page])[:, 1]
         report("in-sample (not evidence)", p >= args.threshold, rows, shown)
-        spec = {"trained_on": corpora, "hgb": HGB, "page_hgb": PAGE_HGB,
-                "label_threshold": args.label_threshold, "weights": "page",
-                "stage1": export_hgb(m_site, FEATURE_NAMES), "page": export_hgb(m_page, FEATURE_NAMES)}
+        spec = {
+            "trained_on": corpora,
+            "hgb": HGB,
+            "page_hgb": PAGE_HGB,
+            "label_threshold": args.label_threshold,
+            "weights": "page",
+            "stage1": export_hgb(m_site, FEATURE_NAMES),
+            "page": export_hgb(m_page, FEATURE_NAMES),
+        }
         spec["balance_corpora"] = args.balance_corpora
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(spec, fh, separators=(",", ":"))

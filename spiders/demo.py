@@ -5,6 +5,7 @@ port, crawls it, yields one item per article (url and title only: the sst-cleane
 pipeline adds the clean ``text``), and since the site knows its own gold text it logs the
 mean bag-of-tokens F1 and the share of boilerplate removed when the crawl ends.
 """
+
 from __future__ import annotations
 
 from typing import Any, AsyncIterator
@@ -13,9 +14,8 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy import signals
 
-from sst_cleaner.tools.demo import DemoServer, DemoSite, boilerplate_removed, prf
 from sst_cleaner.engine._dom import element_text, parse_html
-
+from sst_cleaner.tools.demo import DemoServer, DemoSite, boilerplate_removed, prf
 
 _FOLLOW = ("/section/", "/article/", "/static/", "/api/")
 
@@ -78,6 +78,10 @@ class DemoSpider(scrapy.Spider):
         stats.set_value("demo/pages_scored", result["pages"])
         stats.set_value("demo/f1", round(result["f1"], 4))
         stats.set_value("demo/boilerplate_removed", round(result["boilerplate_removed"], 4))
-        self.logger.info("demo: %d article pages, mean F1 %.3f, boilerplate removed %.1f%% (method %s)",
-                         result["pages"], result["f1"], 100 * result["boilerplate_removed"],
-                         self.crawler.settings.get("SST_METHOD"))
+        self.logger.info(
+            "demo: %d article pages, mean F1 %.3f, boilerplate removed %.1f%% (method %s)",
+            result["pages"],
+            result["f1"],
+            100 * result["boilerplate_removed"],
+            self.crawler.settings.get("SST_METHOD"),
+        )

@@ -22,6 +22,7 @@ pagination to reach every article); ``pagination`` (1; 0 = the informative extra
 keeps no pagination links, for comparison); ``summary`` = a path where the figures are written
 as JSON (used by ``benchmarks/link_extraction.py`` and the tests).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,36 +34,44 @@ from scrapy import signals
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
-from sst_cleaner.tools.demo import DemoServer, DemoSite
 from sst_cleaner.scrapy._linkextractor import InformativeLinkExtractor
+from sst_cleaner.tools.demo import DemoServer, DemoSite
 
 
 class DemoLinksSpider(CrawlSpider):
     name = "demo_links"
     custom_settings = {"SST_METHOD": "wisdom"}
 
-    def __init__(self, links: str = "informative", seed: int = 7, articles: int = 60,
-                 per_listing: int = 4, summary: Optional[str] = None, pagination: str = "1",
-                 *args: Any, **kwargs: Any):
+    def __init__(
+        self,
+        links: str = "informative",
+        seed: int = 7,
+        articles: int = 60,
+        per_listing: int = 4,
+        summary: Optional[str] = None,
+        pagination: str = "1",
+        *args: Any,
+        **kwargs: Any,
+    ):
         if links not in ("informative", "plain"):
             raise ValueError(f"links must be 'informative' or 'plain', not {links!r}")
         self.mode = links
         # the rule is built before CrawlSpider.__init__, which compiles self.rules
         follow_pages = str(pagination).strip().lower() not in ("0", "false", "no", "off")
-        self.extractor = (InformativeLinkExtractor(pagination=follow_pages) if links == "informative"
-                          else LinkExtractor())
-        self.rules = (Rule(self.extractor, callback="parse_page", follow=True,
-                           process_links="note_links"),)
+        self.extractor = (
+            InformativeLinkExtractor(pagination=follow_pages) if links == "informative" else LinkExtractor()
+        )
+        self.rules = (Rule(self.extractor, callback="parse_page", follow=True, process_links="note_links"),)
         super().__init__(*args, **kwargs)
         self.site = DemoSite(seed=int(seed), n_articles=int(articles), per_listing=int(per_listing))
         self.server = DemoServer(self.site).start()
         self.allowed_domains = [urlsplit(self.server.url).hostname]
         self.summary_path = summary
         self.articles = set(self.site.article_paths)
-        self.reached: set[str] = set()          # article paths whose page was parsed
-        self.followed = 0                       # links returned by the extractor
+        self.reached: set[str] = set()  # article paths whose page was parsed
+        self.followed = 0  # links returned by the extractor
         self.followed_to_articles = 0
-        self.followed_to_pages = 0              # to any HTML page of the site
+        self.followed_to_pages = 0  # to any HTML page of the site
         self.followed_urls: set[str] = set()
         # the same counts for the pages whose links the site model filtered
         self.followed_with_model = 0
@@ -134,8 +143,9 @@ class DemoLinksSpider(CrawlSpider):
             out["followed_with_model"] = self.followed_with_model
             out["followed_with_model_to_articles"] = self.followed_with_model_to_articles
             out["share_kept"] = ex["links_kept"] / ex["links_seen"] if ex["links_seen"] else 1.0
-            out["share_kept_with_model"] = (ex["links_kept_with_model"] / ex["links_seen_with_model"]
-                                            if ex["links_seen_with_model"] else 1.0)
+            out["share_kept_with_model"] = (
+                ex["links_kept_with_model"] / ex["links_seen_with_model"] if ex["links_seen_with_model"] else 1.0
+            )
         return out
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
@@ -152,18 +162,32 @@ class DemoLinksSpider(CrawlSpider):
                 "one keeps %d (%.1f%%); on the %d pages whose site had a model it keeps %d of %d "
                 "(%.1f%%: %d in link blocks, %d content, %d pagination), %d of them (%.1f%%) to "
                 "article pages",
-                s["links_plain_on_same_pages"], s["extractor_links_kept"], 100 * s["share_kept"],
-                s["extractor_pages_with_model"], s["extractor_links_kept_with_model"],
-                s["extractor_links_seen_with_model"], 100 * s["share_kept_with_model"],
-                s["extractor_kept_link_block"], s["extractor_kept_content"],
-                s["extractor_kept_pagination"], s["followed_with_model_to_articles"],
-                share(s["followed_with_model_to_articles"], s["followed_with_model"]))
+                s["links_plain_on_same_pages"],
+                s["extractor_links_kept"],
+                100 * s["share_kept"],
+                s["extractor_pages_with_model"],
+                s["extractor_links_kept_with_model"],
+                s["extractor_links_seen_with_model"],
+                100 * s["share_kept_with_model"],
+                s["extractor_kept_link_block"],
+                s["extractor_kept_content"],
+                s["extractor_kept_pagination"],
+                s["followed_with_model_to_articles"],
+                share(s["followed_with_model_to_articles"], s["followed_with_model"]),
+            )
         self.logger.info(
             "demo_links (%s links, method %s): %d links followed, %d requests; %d followed links "
             "(%.1f%%) lead to article pages; %d/%d article pages reached%s",
-            self.mode, s["method"], s["links_followed"], s["requests"], s["followed_to_articles"],
-            share(s["followed_to_articles"], s["links_followed"]), s["articles_reached"],
-            s["articles_total"], " (all)" if s["all_articles_reached"] else " (NOT all)")
+            self.mode,
+            s["method"],
+            s["links_followed"],
+            s["requests"],
+            s["followed_to_articles"],
+            share(s["followed_to_articles"], s["links_followed"]),
+            s["articles_reached"],
+            s["articles_total"],
+            " (all)" if s["all_articles_reached"] else " (NOT all)",
+        )
         if self.summary_path:
             with open(self.summary_path, "w", encoding="utf-8") as fh:
                 json.dump(s, fh, indent=1, sort_keys=True)

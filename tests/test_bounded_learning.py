@@ -1,27 +1,29 @@
 """partial_fit is bounded like fit: the page's analysis within the page budget, what one
 page adds and what a site model holds capped, and each worker's refinements within a share
 of its time."""
+
 from __future__ import annotations
 
 import json
 import random
 
-import pytest
+from story_pages import STORY_PAGES
 
 from sst_cleaner import SiteCleaner
-
 from sst_cleaner.engine import _learn_caps as learn_caps
 from sst_cleaner.engine._refine_budget import RefineBudget
 from sst_cleaner.scrapy._workers import REFINE_SKIPPED, refine_site
-from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES
 
 
 def _unique_sentences(n: int, seed: int = 1) -> str:
     rng = random.Random(seed)
-    return ("<html><body><div class='x'>"
-            + " ".join(f"Zq{rng.randrange(10**9)} wv{i}." for i in range(n)) + "</div></body></html>")
+    return (
+        "<html><body><div class='x'>"
+        + " ".join(f"Zq{rng.randrange(10**9)} wv{i}." for i in range(n))
+        + "</div></body></html>"
+    )
 
 
 def _stats(cleaner: SiteCleaner) -> dict:

@@ -1,5 +1,6 @@
 """CETD (Sun, Song & Liao): densities, DensitySum, threshold and Algorithm 2 on pages
 small enough to work out on paper; the ``cetd`` method through ``SiteCleaner``."""
+
 from __future__ import annotations
 
 import math
@@ -8,10 +9,17 @@ import pytest
 from lxml import etree
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.engine.methods.cetd import (CETDMethod, comment_like, compute_densities, extract_content,
-                              label_blocks, select_content, threshold_of)
 from sst_cleaner.engine._dom import parse_html
 from sst_cleaner.engine._result import INFORMATIVE, NOISE
+from sst_cleaner.engine.methods.cetd import (
+    CETDMethod,
+    comment_like,
+    compute_densities,
+    extract_content,
+    label_blocks,
+    select_content,
+    threshold_of,
+)
 
 # Example 3.1 of the paper (the FT page), verbatim
 FT = """<html><body><div class="main">
@@ -35,8 +43,12 @@ def _by_id(d, ident):
 def test_counts_and_text_density_match_example_3_2():
     d = compute_densities(parse_html(FT).root)
     # Example 3.2: Chars / Tags / Density of the five tags
-    expected = {"main": (91, 4, 22.75), "article": (91, 3, 91 / 3), "story-header": (28, 1, 28.0),
-                "story-body": (63, 1, 63.0)}
+    expected = {
+        "main": (91, 4, 22.75),
+        "article": (91, 3, 91 / 3),
+        "story-header": (28, 1, 28.0),
+        "story-body": (63, 1, 63.0),
+    }
     for cls, (c, t, td) in expected.items():
         i = _by_class(d, cls)
         assert d.C[i] == c
@@ -108,7 +120,7 @@ TWO_BLOCKS = (
 def test_algorithm_2_keeps_two_content_blocks():
     page = parse_html(TWO_BLOCKS)
     d = compute_densities(page.root)
-    a1, a2, wrap = _by_id(d, "a1"), _by_id(d, "a2"), _by_id(d, "wrap")
+    a1, a2 = _by_id(d, "a1"), _by_id(d, "a2")
     # TD: a1 80/2 = 40 (DensitySum 80, the page's largest), wrap 88/6, a2 60/2 = 30
     # (DensitySum 60), body 148/10
     assert d.max_density_sum("td")[0] == a1
@@ -146,8 +158,7 @@ def test_ignore_zeroes_a_subtree():
     assert [el.get("id") for el in roots] == ["a2"]
     assert roots.densities.ignored == [a1]
     labels = {b.text: b.label for b in label_blocks(page, roots)}
-    assert labels == {"x" * 40: NOISE, "y" * 40: NOISE, "aaaabbbb": NOISE, "z" * 30: INFORMATIVE,
-                      "w" * 30: INFORMATIVE}
+    assert labels == {"x" * 40: NOISE, "y" * 40: NOISE, "aaaabbbb": NOISE, "z" * 30: INFORMATIVE, "w" * 30: INFORMATIVE}
 
 
 def test_page_without_links_falls_back_to_text_density():
@@ -157,8 +168,10 @@ def test_page_without_links_falls_back_to_text_density():
 
 
 def test_br_separated_text_counts_as_text_node_children():
-    html = ("<html><body><div id='nav'><a href='/'>home</a> <a href='/x'>news</a></div>"
-            "<div id='post'>" + "<br>".join(["w" * 30] * 4) + "</div></body></html>")
+    html = (
+        "<html><body><div id='nav'><a href='/'>home</a> <a href='/x'>news</a></div>"
+        "<div id='post'>" + "<br>".join(["w" * 30] * 4) + "</div></body></html>"
+    )
     d = compute_densities(parse_html(html).root)
     post = _by_id(d, "post")
     assert d.runs[post] == [30, 30, 30, 30]
@@ -170,8 +183,10 @@ def test_br_separated_text_counts_as_text_node_children():
 
 def test_inline_content_root_labels_its_block():
     body = "Some words of a long article that sits inside a font tag, as old pages did. " * 3
-    html = ("<html><body><div><a href='/a'>one</a> <a href='/b'>two</a></div>"
-            "<p>Intro: <font>" + body + "<br>" + body + "</font></p></body></html>")
+    html = (
+        "<html><body><div><a href='/a'>one</a> <a href='/b'>two</a></div>"
+        "<p>Intro: <font>" + body + "<br>" + body + "</font></p></body></html>"
+    )
     page = parse_html(html)
     d = compute_densities(page.root)
     roots = [d.elements[i] for i in select_content(d)]
@@ -251,9 +266,11 @@ def test_method_through_site_cleaner_and_round_trip(tmp_path):
 def test_skip_comments_lets_the_article_win_over_a_longer_thread():
     para = "<p>" + "The article says something worth reading about the topic at hand. " * 2 + "</p>"
     comment = "<li><p>" + "A reader replies at length with an opinion of their own, again. " * 3 + "</p></li>"
-    html = ("<html><body><ul><li><a href='/'>Home</a></li><li><a href='/n'>News</a></li></ul>"
-            "<div class='post'>" + para * 2 + "</div>"
-            "<ol class='commentlist'>" + comment * 6 + "</ol></body></html>")
+    html = (
+        "<html><body><ul><li><a href='/'>Home</a></li><li><a href='/n'>News</a></li></ul>"
+        "<div class='post'>" + para * 2 + "</div>"
+        "<ol class='commentlist'>" + comment * 6 + "</ol></body></html>"
+    )
     plain = SiteCleaner(method="cetd").clean(html)
     assert "A reader replies" in plain.text  # the thread has the largest DensitySum
     skipped = SiteCleaner(method="cetd", skip_comments=True).clean(html)

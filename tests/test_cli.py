@@ -1,9 +1,10 @@
 """The offline command line on a small generated site."""
+
 import json
 
-from sst_cleaner.cli._main import main
-
 from test_default_method import site_page
+
+from sst_cleaner.cli._main import main
 
 
 def write_site(folder, n=6):

@@ -1,5 +1,6 @@
 """The command line reads folders recursively, WARC archives (one model per site) and
 standard input, writes every format, and its exit codes mean what the help says."""
+
 from __future__ import annotations
 
 import io
@@ -7,9 +8,9 @@ import json
 import subprocess
 import sys
 
+import docsite
 import pytest
 
-import docsite
 from sst_cleaner import __version__
 from sst_cleaner.cli._main import EXIT_MODEL, EXIT_PAGE_ERRORS, EXIT_USAGE, main
 from sst_cleaner.cli._warc import WarcError, read_warc, write_record
@@ -43,8 +44,10 @@ def test_folders_are_searched_recursively(tmp_path, capsys):
 @pytest.mark.parametrize("compress", [False, True])
 def test_warc_learns_one_model_per_site(tmp_path, capsys, compress):
     a = [(url, html) for url, html in docsite.site(6)]
-    b = [(f"http://other.test/{i}", html.replace("Docs", "Other").replace("documentation", "archive"))
-         for i, (_u, html) in enumerate(docsite.site(5))]
+    b = [
+        (f"http://other.test/{i}", html.replace("Docs", "Other").replace("documentation", "archive"))
+        for i, (_u, html) in enumerate(docsite.site(5))
+    ]
     mixed = [p for pair in zip(a, b) for p in pair] + a[5:]
     path = tmp_path / ("crawl.warc.gz" if compress else "crawl.warc")
     write_warc(path, mixed, compress)
@@ -68,9 +71,11 @@ def test_stdin_and_page_formats(tmp_path, monkeypatch, capsys):
     for i, (_u, h) in enumerate(docsite.site(6)):
         (folder / f"p{i}.html").write_text(h, encoding="utf-8")
     assert main(["fit", str(folder), "--model", str(model)]) == 0
-    for fmt, check in (("text", lambda o: docsite.article(3)["code"] in o),
-                       ("markdown", lambda o: o.startswith("# Guide 3")),
-                       ("html", lambda o: o.startswith("<h1>Guide 3"))):
+    for fmt, check in (
+        ("text", lambda o: docsite.article(3)["code"] in o),
+        ("markdown", lambda o: o.startswith("# Guide 3")),
+        ("html", lambda o: o.startswith("<h1>Guide 3")),
+    ):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(html.encode("utf-8"))))
         capsys.readouterr()
         assert main(["clean", "-", "--model", str(model), "--format", fmt]) == 0
@@ -107,7 +112,9 @@ def test_exit_codes(tmp_path, capsys):
 
 
 def test_version_and_help_per_command():
-    run = lambda *a: subprocess.run([sys.executable, "-m", "sst_cleaner", *a], capture_output=True, text=True)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "sst_cleaner", *a], capture_output=True, text=True)
+
     assert run("--version").stdout.strip() == f"sst-cleaner {__version__}"
     for command, words in (("site", "one model per site"), ("fit", "--model"), ("clean", "saved site model")):
         out = run(command, "--help")

@@ -1,4 +1,5 @@
 """The default method on a small generated site: template out, article sentences in."""
+
 import random
 
 import pytest
@@ -6,28 +7,37 @@ import pytest
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine.methods.sitestats.hybrid import FEATURE_NAMES, TreeEnsemble
 
-SUBJECTS = "the council|our reporter|the new library|a local farmer|the river authority|the school board|a young engineer|the museum".split("|")
+SUBJECTS = "the council|our reporter|the new library|a local farmer|the river authority|the school board|a young engineer|the museum".split(
+    "|"
+)
 VERBS = "announced|described|questioned|celebrated|postponed|reviewed|explained|defended".split("|")
-OBJECTS = "a plan to repair the old bridge|the budget for next winter|the results of the water survey|an exhibition of early maps|the opening hours of the market|a proposal for safer cycling routes|the history of the harbour|new rules for street parking".split("|")
-TAILS = "after a long meeting on Tuesday|despite strong objections from residents|with support from volunteers|before the end of the month|in a statement published this morning|to the surprise of many visitors".split("|")
+OBJECTS = "a plan to repair the old bridge|the budget for next winter|the results of the water survey|an exhibition of early maps|the opening hours of the market|a proposal for safer cycling routes|the history of the harbour|new rules for street parking".split(
+    "|"
+)
+TAILS = "after a long meeting on Tuesday|despite strong objections from residents|with support from volunteers|before the end of the month|in a statement published this morning|to the surprise of many visitors".split(
+    "|"
+)
 
 
 def prose(rng: random.Random, n: int) -> list[str]:
-    return [f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)}."
-            for _ in range(n)]
+    return [
+        f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)}."
+        for _ in range(n)
+    ]
 
 
 def site_page(i: int) -> tuple[str, list[str]]:
     rng = random.Random(i)
     paras = [" ".join(prose(rng, 4)) for _ in range(5)]
-    related = "".join(f'<li><a href="/a/{rng.randrange(999)}">Story number {rng.randrange(999)} headline</a></li>'
-                      for _ in range(5))
+    related = "".join(
+        f'<li><a href="/a/{rng.randrange(999)}">Story number {rng.randrange(999)} headline</a></li>' for _ in range(5)
+    )
     html = f"""<html><head><title>Article {i}</title></head><body>
 <div id="cookie">We use cookies to improve your experience. Accept all cookies.</div>
 <div class="header"><a href="/">Home</a> <a href="/news">News</a> <a href="/sport">Sport</a>
 <a href="/weather">Weather</a> <a href="/contact">Contact us</a></div>
 <div class="main"><div class="article"><h1>Headline of article {i} about {rng.choice(OBJECTS)}</h1>
-{''.join(f'<p>{p}</p>' for p in paras)}
+{"".join(f"<p>{p}</p>" for p in paras)}
 <div class="share">Share this article on Facebook. Share on Twitter.</div></div>
 <div class="sidebar"><h3>Most read</h3><ul>{related}</ul>
 <div class="ad">Advertisement: Buy the premium subscription today and save forty percent.</div></div></div>
@@ -36,8 +46,14 @@ def site_page(i: int) -> tuple[str, list[str]]:
     return html, paras
 
 
-TEMPLATE_PHRASES = ["We use cookies", "Contact us", "Share this article", "premium subscription",
-                    "All rights reserved", "Most read"]
+TEMPLATE_PHRASES = [
+    "We use cookies",
+    "Contact us",
+    "Share this article",
+    "premium subscription",
+    "All rights reserved",
+    "Most read",
+]
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +137,11 @@ def test_a_page_the_site_model_empties_gets_the_page_level_text_and_says_so():
     for i in range(6):
         r = random.Random(100 + i)
         nav = " ".join(f'<a href="/{r.randrange(999)}">Section {r.randrange(999)}</a>' for _ in range(4))
-        pages.append(f"<html><body><div class='nav'>{nav}</div><div class='story'><h1>The shared story</h1>"
-                     + "".join(f"<p>{p}</p>" for p in paras) + "</div></body></html>")
+        pages.append(
+            f"<html><body><div class='nav'>{nav}</div><div class='story'><h1>The shared story</h1>"
+            + "".join(f"<p>{p}</p>" for p in paras)
+            + "</div></body></html>"
+        )
     cleaner = SiteCleaner().fit(pages[1:])
     result = cleaner.clean(pages[0])
     assert result.status == "site_empty"
@@ -134,16 +153,23 @@ def test_a_page_the_site_model_empties_gets_the_page_level_text_and_says_so():
     assert normal.status == "ok" and normal.method == "default"
 
 
-COMMENTS = ["I have lived here for twenty years and the bridge was always a problem for the buses.",
-            "Thanks for reporting this, my children cross that road every single morning.",
-            "Does anyone know whether the market will stay open during the repairs next winter?"]
+COMMENTS = [
+    "I have lived here for twenty years and the bridge was always a problem for the buses.",
+    "Thanks for reporting this, my children cross that road every single morning.",
+    "Does anyone know whether the market will stay open during the repairs next winter?",
+]
 
 
 def page_with_comments(i: int) -> tuple[str, list[str]]:
     html, paras = site_page(i)
-    thread = "".join(f'<li class="comment"><div class="comment-author"><a href="/u/{k}">reader{k}</a></div>'
-                     f'<div class="comment-body"><p>{c}</p></div></li>' for k, c in enumerate(COMMENTS))
-    section = f'<div id="comments" class="comments-area"><h3>3 comments</h3><ol class="comment-list">{thread}</ol></div>'
+    thread = "".join(
+        f'<li class="comment"><div class="comment-author"><a href="/u/{k}">reader{k}</a></div>'
+        f'<div class="comment-body"><p>{c}</p></div></li>'
+        for k, c in enumerate(COMMENTS)
+    )
+    section = (
+        f'<div id="comments" class="comments-area"><h3>3 comments</h3><ol class="comment-list">{thread}</ol></div>'
+    )
     return html.replace('<div class="sidebar">', section + '<div class="sidebar">'), paras
 
 
@@ -186,9 +212,21 @@ def test_partial_fit_and_save_load_round_trip(tmp_path, fitted):
 def test_tree_ensemble_walks_trees_like_by_hand():
     # one stump: x[1] <= 0.5 -> -2, else +2; baseline 0.5
     names = FEATURE_NAMES
-    spec = {"features": list(names), "baseline": 0.5, "trees": [
-        {"feature": [1, 0, 0], "threshold": [0.5, 0, 0], "left": [1, 0, 0], "right": [2, 0, 0],
-         "leaf": [False, True, True], "value": [0, -2.0, 2.0], "depth": 1}]}
+    spec = {
+        "features": list(names),
+        "baseline": 0.5,
+        "trees": [
+            {
+                "feature": [1, 0, 0],
+                "threshold": [0.5, 0, 0],
+                "left": [1, 0, 0],
+                "right": [2, 0, 0],
+                "leaf": [False, True, True],
+                "value": [0, -2.0, 2.0],
+                "depth": 1,
+            }
+        ],
+    }
     ens = TreeEnsemble(spec)
     import math
 
@@ -200,8 +238,11 @@ def test_tree_ensemble_walks_trees_like_by_hand():
 
 
 def test_tree_ensemble_rejects_bad_indices():
-    spec = {"features": list(FEATURE_NAMES), "baseline": 0.0, "trees": [
-        {"feature": [999], "threshold": [0.0], "left": [0], "right": [0], "leaf": [True], "value": [0.0]}]}
+    spec = {
+        "features": list(FEATURE_NAMES),
+        "baseline": 0.0,
+        "trees": [{"feature": [999], "threshold": [0.0], "left": [0], "right": [0], "leaf": [True], "value": [0.0]}],
+    }
     with pytest.raises(ValueError):
         TreeEnsemble(spec)
     spec2 = {"features": list(FEATURE_NAMES) + ["extra"], "baseline": 0.0, "trees": []}

@@ -1,5 +1,6 @@
 """Page preparation (issue 2, item 1): what a reader never sees is gone before any method
 looks at the page, the text around it stays in place, and bytes decode as Scrapy would."""
+
 import pytest
 
 from sst_cleaner.engine._dom import element_text, parse_html
@@ -10,26 +11,36 @@ def body_text(html) -> str:
 
 
 def test_invisible_tags_are_dropped_with_their_content_but_not_their_tail():
-    html = ("<html><head><title>T</title><style>p{color:red}</style></head><body>"
-            "<p>one<script>var secret = 1;</script> two</p><noscript>enable js</noscript>"
-            "<template><p>tpl</p></template><!-- a comment --><p>three</p></body></html>")
+    html = (
+        "<html><head><title>T</title><style>p{color:red}</style></head><body>"
+        "<p>one<script>var secret = 1;</script> two</p><noscript>enable js</noscript>"
+        "<template><p>tpl</p></template><!-- a comment --><p>three</p></body></html>"
+    )
     assert body_text(html) == "one two three"
 
 
-@pytest.mark.parametrize("html, text, gone", [
-    # what an <object> holds besides its params is fallback content, shown today
-    ("<body><object data='movie.swf' type='application/x-shockwave-flash'>"
-     "<param name='movie' value='movie.swf'>"
-     "<p class='caption'>The mayor speaks at the opening.</p></object></body>",
-     "The mayor speaks at the opening.", "//param"),
-    # libxml2 parses <embed>, <source> and <track> as containers up to the parent's end
-    ("<body><div><embed src='clip.swf'><p>The article goes on here.</p></div>"
-     "<div><audio controls><source src='a.mp3'><track src='a.vtt'></audio>"
-     "<p>Transcript follows.</p><picture><source srcset='b.webp'><img src='b.jpg'></picture>"
-     "Caption of the photo.</div></body>",
-     "The article goes on here. Transcript follows. Caption of the photo.",
-     "//embed | //source | //track"),
-])
+@pytest.mark.parametrize(
+    "html, text, gone",
+    [
+        # what an <object> holds besides its params is fallback content, shown today
+        (
+            "<body><object data='movie.swf' type='application/x-shockwave-flash'>"
+            "<param name='movie' value='movie.swf'>"
+            "<p class='caption'>The mayor speaks at the opening.</p></object></body>",
+            "The mayor speaks at the opening.",
+            "//param",
+        ),
+        # libxml2 parses <embed>, <source> and <track> as containers up to the parent's end
+        (
+            "<body><div><embed src='clip.swf'><p>The article goes on here.</p></div>"
+            "<div><audio controls><source src='a.mp3'><track src='a.vtt'></audio>"
+            "<p>Transcript follows.</p><picture><source srcset='b.webp'><img src='b.jpg'></picture>"
+            "Caption of the photo.</div></body>",
+            "The article goes on here. Transcript follows. Caption of the photo.",
+            "//embed | //source | //track",
+        ),
+    ],
+)
 def test_embedded_media_keep_the_text_around_them(html, text, gone):
     page = parse_html(html)
     assert element_text(page.root) == text
@@ -37,19 +48,23 @@ def test_embedded_media_keep_the_text_around_them(html, text, gone):
 
 
 def test_hidden_attribute_and_inline_hiding_styles_are_dropped():
-    html = ("<body><p>kept</p><p hidden>gone1</p>"
-            "<div style='display:none'>gone2</div>"
-            "<div style='color: red; DISPLAY : None ;'>gone3</div>"
-            "<span style='visibility:\thidden'>gone4</span>"
-            "<div style='display:block'>kept2</div>"
-            "<div style='visibility: visible'>kept3</div></body>")
+    html = (
+        "<body><p>kept</p><p hidden>gone1</p>"
+        "<div style='display:none'>gone2</div>"
+        "<div style='color: red; DISPLAY : None ;'>gone3</div>"
+        "<span style='visibility:\thidden'>gone4</span>"
+        "<div style='display:block'>kept2</div>"
+        "<div style='visibility: visible'>kept3</div></body>"
+    )
     assert body_text(html) == "kept kept2 kept3"
 
 
 def test_aria_hidden_drops_only_empty_decorations():
     # icons are aria-hidden and textless; text marked aria-hidden is still on screen
-    html = ("<body><p><span aria-hidden='true'> <i class='icon'></i> </span>Docs</p>"
-            "<p aria-hidden='true'>still visible</p><p aria-hidden='false'></p></body>")
+    html = (
+        "<body><p><span aria-hidden='true'> <i class='icon'></i> </span>Docs</p>"
+        "<p aria-hidden='true'>still visible</p><p aria-hidden='false'></p></body>"
+    )
     page = parse_html(html)
     assert element_text(page.root) == "Docs still visible"
     assert page.root.xpath("count(//span)") == 0
@@ -62,8 +77,10 @@ def test_dropping_a_hidden_element_keeps_the_text_after_it_in_order():
 
 
 def test_nested_hidden_elements_and_a_hidden_first_child():
-    html = ("<body><div><div hidden><p hidden>x</p>y</div>tail1<p>z</p></div>"
-            "<div><span style='display:none'>w</span>tail2</div></body>")
+    html = (
+        "<body><div><div hidden><p hidden>x</p>y</div>tail1<p>z</p></div>"
+        "<div><span style='display:none'>w</span>tail2</div></body>"
+    )
     assert body_text(html) == "tail1 z tail2"
 
 

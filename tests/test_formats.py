@@ -1,13 +1,14 @@
 """result.text keeps code verbatim and drops permalinks; result.markdown and result.html
 write the kept blocks with their structure, and the HTML is safe to show."""
+
 from __future__ import annotations
 
 import re
 
+import docsite
 import pytest
 from lxml import html as lxml_html
 
-import docsite
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._dom import parse_html
 from sst_cleaner.engine._formats import is_permalink
@@ -21,8 +22,7 @@ def all_kept(html: str, url=None) -> CleanResult:
     """Every text block of the page kept: the tests below are about writing, not choosing."""
     page = parse_html(html, url=url)
     blocks = [Block(page.xpath_of(b.element), b.text, "informative") for b in text_blocks(page.root)]
-    return CleanResult(text="\n".join(b.text for b in blocks), sentences=[], blocks=blocks,
-                       method="all", page=page)
+    return CleanResult(text="\n".join(b.text for b in blocks), sentences=[], blocks=blocks, method="all", page=page)
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +50,7 @@ def test_permalink_glyphs_are_dropped_everywhere(cleaned):
 def test_text_tokens_are_the_kept_blocks_tokens(cleaned):
     """Structure changes no word: the text's tokens are the kept blocks' tokens."""
     result, _ = cleaned
-    kept = " ".join(" ".join(b.sentences) if b.sentences else b.text
-                    for b in result.blocks if b.label == "informative")
+    kept = " ".join(" ".join(b.sentences) if b.sentences else b.text for b in result.blocks if b.label == "informative")
     assert sorted(WORD.findall(result.text)) == sorted(WORD.findall(kept))
     # Markdown adds only punctuation, and the "1." of ordered items
     markdown = re.sub(r"(?m)^\s*1\. ", "", result.markdown)
@@ -114,8 +113,28 @@ HOSTILE = """<html><body><div onclick="steal()"><h1 onmouseover="x()">Safe <img 
 def test_html_output_has_only_structural_markup(links):
     out = all_kept(HOSTILE).as_html(links=links)
     doc = lxml_html.fromstring(f"<div>{out}</div>")
-    allowed = {"div", "h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "li", "pre", "code",
-               "table", "tr", "th", "td", "blockquote", "br", "a"}
+    allowed = {
+        "div",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "p",
+        "ul",
+        "ol",
+        "li",
+        "pre",
+        "code",
+        "table",
+        "tr",
+        "th",
+        "td",
+        "blockquote",
+        "br",
+        "a",
+    }
     for el in doc.iter():
         assert el.tag in allowed, el.tag
         assert set(el.attrib) <= {"href"}, el.attrib
@@ -124,8 +143,10 @@ def test_html_output_has_only_structural_markup(links):
 
 
 def test_permalink_rule_keeps_word_anchors():
-    doc = lxml_html.fromstring('<div><a href="#top">Back to top</a><a href="#s">#</a>'
-                               '<a class="headerlink" href="#h">¶</a><a href="/x">§</a></div>')
+    doc = lxml_html.fromstring(
+        '<div><a href="#top">Back to top</a><a href="#s">#</a>'
+        '<a class="headerlink" href="#h">¶</a><a href="/x">§</a></div>'
+    )
     verdicts = [is_permalink(a) for a in doc.iter("a")]
     assert verdicts == [False, True, True, False]
 

@@ -1,18 +1,20 @@
 """Property-based and adversarial tests: whatever the input, parsing and cleaning return a
 well-formed result, within the caps, without network or file access."""
+
 from __future__ import annotations
 
 import socket
 import threading
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from sst_cleaner import CleanResult, SiteCleaner, available_methods
 from sst_cleaner.engine._dom import PreparedPage, element_text, parse_html
-from sst_cleaner.tools.fuzz import GENERATORS, check_page, check_result, make_case, run
 from sst_cleaner.engine._limits import Limits
+from sst_cleaner.tools.fuzz import GENERATORS, check_page, check_result, make_case, run
 
 
 def _constructible(method):
@@ -27,18 +29,73 @@ METHODS = [m for m in available_methods() if _constructible(m)]
 SMALL = Limits(max_elements=400, max_tags=2000, max_page_bytes=40_000)
 FAST = settings(max_examples=40, deadline=3000, suppress_health_check=[HealthCheck.too_slow])
 
-TAGS = ["div", "p", "span", "a", "li", "ul", "table", "td", "tr", "h1", "script", "style", "b", "br",
-        "iframe", "svg", "pre", "form", "option", "template", "noscript", "title", "head", "body", "html"]
-ATTRS = st.sampled_from(["", " class='x'", " hidden", " style='display:none'", " aria-hidden='true'",
-                         " href='http://127.0.0.1:9/'", " id=a id=b", " a=\"'\"", " x"])
+TAGS = [
+    "div",
+    "p",
+    "span",
+    "a",
+    "li",
+    "ul",
+    "table",
+    "td",
+    "tr",
+    "h1",
+    "script",
+    "style",
+    "b",
+    "br",
+    "iframe",
+    "svg",
+    "pre",
+    "form",
+    "option",
+    "template",
+    "noscript",
+    "title",
+    "head",
+    "body",
+    "html",
+]
+ATTRS = st.sampled_from(
+    [
+        "",
+        " class='x'",
+        " hidden",
+        " style='display:none'",
+        " aria-hidden='true'",
+        " href='http://127.0.0.1:9/'",
+        " id=a id=b",
+        ' a="\'"',
+        " x",
+    ]
+)
 TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=30)
 PIECE = st.one_of(
     st.builds(lambda t, a: f"<{t}{a}>", st.sampled_from(TAGS), ATTRS),
     st.builds(lambda t: f"</{t}>", st.sampled_from(TAGS)),
     TEXT,
-    st.sampled_from(["<!--", "-->", "<![CDATA[", "]]>", "&amp;", "&#0;", "&#x110000;", "&nosuch;", "&#xD800;",
-                     "<?xml version='1.0' encoding='utf-16'?>", "<!DOCTYPE x [<!ENTITY e 'v'>]>", "&e;",
-                     "\x00", "\ud800", "\u202e", "中文", "שלום", "e\u0301" * 40]),
+    st.sampled_from(
+        [
+            "<!--",
+            "-->",
+            "<![CDATA[",
+            "]]>",
+            "&amp;",
+            "&#0;",
+            "&#x110000;",
+            "&nosuch;",
+            "&#xD800;",
+            "<?xml version='1.0' encoding='utf-16'?>",
+            "<!DOCTYPE x [<!ENTITY e 'v'>]>",
+            "&e;",
+            "\x00",
+            "\ud800",
+            "\u202e",
+            "中文",
+            "שלום",
+            "e\u0301" * 40,
+        ]
+    ),
 )
 HTML = st.lists(PIECE, max_size=60).map("".join)
 
@@ -134,8 +191,16 @@ def test_fuzz_runner_counts_a_case_whose_operations_sum_over_the_bar(tmp_path):
 
     register_method("_cpu_spin")(_CpuSpinMethod)
     try:
-        report = run(cases=1, seed=5, methods=["_cpu_spin"], out=str(tmp_path), max_seconds=0.15,
-                     scale=0.01, fit_every=0, quiet=True)
+        report = run(
+            cases=1,
+            seed=5,
+            methods=["_cpu_spin"],
+            out=str(tmp_path),
+            max_seconds=0.15,
+            scale=0.01,
+            fit_every=0,
+            quiet=True,
+        )
     finally:
         _METHODS.pop("_cpu_spin", None)
     assert report["slowest_step"]["cpu_s"] < 0.15
@@ -146,8 +211,10 @@ def test_fuzz_runner_counts_a_case_whose_operations_sum_over_the_bar(tmp_path):
 
 def test_billion_laughs_does_not_expand():
     lol = "".join(f'<!ENTITY l{i} "{("&l%d;" % (i - 1)) * 10}">' for i in range(1, 10))
-    page = parse_html(f'<?xml version="1.0"?><!DOCTYPE html [<!ENTITY l0 "lol">{lol}]>'
-                      '<html><body><p>&l9;</p><p>after</p></body></html>')
+    page = parse_html(
+        f'<?xml version="1.0"?><!DOCTYPE html [<!ENTITY l0 "lol">{lol}]>'
+        "<html><body><p>&l9;</p><p>after</p></body></html>"
+    )
     text = element_text(page.root)
     assert "lollol" not in text and len(text) < 2000 and "after" in text
 
@@ -171,12 +238,14 @@ def test_external_entities_do_not_read_files_or_open_connections(tmp_path):
 
     thread = threading.Thread(target=accept)
     thread.start()
-    html = (f'<?xml version="1.0"?><!DOCTYPE html SYSTEM "http://127.0.0.1:{port}/x.dtd" ['
-            f'<!ENTITY file SYSTEM "file://{secret}"><!ENTITY net SYSTEM "http://127.0.0.1:{port}/e">'
-            f'<!ENTITY % pe SYSTEM "http://127.0.0.1:{port}/pe"> %pe;]>'
-            f'<?xml-stylesheet href="http://127.0.0.1:{port}/s.xsl"?>'
-            f'<html><head><link rel=stylesheet href="http://127.0.0.1:{port}/c.css"></head>'
-            f'<body><p>&file; &net; text</p><img src="http://127.0.0.1:{port}/i.png"></body></html>')
+    html = (
+        f'<?xml version="1.0"?><!DOCTYPE html SYSTEM "http://127.0.0.1:{port}/x.dtd" ['
+        f'<!ENTITY file SYSTEM "file://{secret}"><!ENTITY net SYSTEM "http://127.0.0.1:{port}/e">'
+        f'<!ENTITY % pe SYSTEM "http://127.0.0.1:{port}/pe"> %pe;]>'
+        f'<?xml-stylesheet href="http://127.0.0.1:{port}/s.xsl"?>'
+        f'<html><head><link rel=stylesheet href="http://127.0.0.1:{port}/c.css"></head>'
+        f'<body><p>&file; &net; text</p><img src="http://127.0.0.1:{port}/i.png"></body></html>'
+    )
     texts = [element_text(parse_html(data).root) for data in (html, html.encode())]
     texts += [SiteCleaner(method=m).clean(html).text for m in METHODS]
     thread.join()

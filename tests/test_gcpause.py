@@ -1,4 +1,5 @@
 """A fit pauses the cyclic garbage collector; the caller must get it back as it was."""
+
 import gc
 import threading
 
@@ -7,8 +8,7 @@ import pytest
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._gcpause import gc_paused
 
-PAGES = [f"<html><body><nav>Home About</nav><p>Story {i} about topic {i * 7}.</p></body></html>"
-         for i in range(4)]
+PAGES = [f"<html><body><nav>Home About</nav><p>Story {i} about topic {i * 7}.</p></body></html>" for i in range(4)]
 
 
 def test_fit_restores_an_enabled_collector_even_when_it_fails():

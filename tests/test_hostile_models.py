@@ -1,5 +1,6 @@
 """Hostile model files: every read is bounded and checked, a model the crawl cannot use is
 a logged, counted rebuild, and models read from files run with the crawl's parameters."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
+from story_pages import STORY_PAGES
 
 from sst_cleaner import ModelFormatError, SiteCleaner
 from sst_cleaner.engine import _model_io as model_io
 from sst_cleaner.engine.methods.sitestats import hybrid
-
 from sst_cleaner.scrapy._settings import SSTConfig
 from sst_cleaner.scrapy._site_models import SiteModelStore, model_filename
-from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES
 
@@ -39,6 +39,7 @@ def _load_within(path, seconds: float = 10.0):
 
 
 # -- what may be opened ---------------------------------------------------------------------
+
 
 def test_a_symlink_to_dev_zero_is_refused(tmp_path):
     path = tmp_path / "m.json"
@@ -78,6 +79,7 @@ def test_a_file_past_the_cap_is_refused_while_reading(tmp_path, monkeypatch, mod
 
 
 # -- what a model may hold ------------------------------------------------------------------
+
 
 def test_nan_threshold_is_refused(tmp_path, model_data):
     for bad in ("nan", "NaN", "inf", "-Infinity", 7.5, "2"):
@@ -123,12 +125,22 @@ def test_unknown_keys_are_refused(tmp_path, model_data, where):
         SiteCleaner.load(_write(tmp_path, data))
 
 
-@pytest.mark.parametrize("field, value", [
-    ("n_pages", -1), ("n_pages", 10**40), ("page_fps", {"x": 99}), ("sent_df", {"h": 999}),
-    ("sent_df", {"h": 0}), ("node_df", {"k": -3}), ("sent_len", {"h": -1}),
-    ("node_sent", {"k": {"h": 50}}), ("node_feat", {"k": {"f": [1.0]}}),
-    ("node_feat", {"k": {"f": [-1.0, 0.0]}}), ("node_feat", {"k": {"f": ["1", 0]}}),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("n_pages", -1),
+        ("n_pages", 10**40),
+        ("page_fps", {"x": 99}),
+        ("sent_df", {"h": 999}),
+        ("sent_df", {"h": 0}),
+        ("node_df", {"k": -3}),
+        ("sent_len", {"h": -1}),
+        ("node_sent", {"k": {"h": 50}}),
+        ("node_feat", {"k": {"f": [1.0]}}),
+        ("node_feat", {"k": {"f": [-1.0, 0.0]}}),
+        ("node_feat", {"k": {"f": ["1", 0]}}),
+    ],
+)
 def test_inconsistent_counts_are_refused(tmp_path, model_data, field, value):
     data = json.loads(json.dumps(model_data))
     data["model"]["site_stats"][field] = value
@@ -157,11 +169,13 @@ def test_a_good_model_still_loads_the_same(tmp_path):
 
 # -- the crawl's parameters apply to loaded models ------------------------------------------
 
+
 def test_loaded_models_get_the_configured_limits(tmp_path):
     SiteCleaner().fit(PAGES).save(tmp_path / model_filename("example.com"))
     assert SiteCleaner.load(tmp_path / model_filename("example.com")).limits.max_tags != 20
-    store = SiteModelStore(SSTConfig(params={"max_tags": 20, "threshold": 0.4}, model_dir=str(tmp_path),
-                                     workers="thread"))
+    store = SiteModelStore(
+        SSTConfig(params={"max_tags": 20, "threshold": 0.4}, model_dir=str(tmp_path), workers="thread")
+    )
     model, data, path, why = store._read_model("example.com")
     assert why is None and model.limits.max_tags == 20 and model.params["threshold"] == 0.4
 
@@ -189,16 +203,26 @@ def test_store_read_never_raises(tmp_path):
 
 # -- real crawls ------------------------------------------------------------------------------
 
+
 def _dir_at_model_path(workdir, url: str) -> dict:
     models = workdir / "models-dir"
     (models / model_filename("127.0.0.1")).mkdir(parents=True)
-    return crawl_in_subprocess(workdir, "dir-at-model-path", url=url, max_pages=10,
-                               settings={"SST_MODEL_DIR": str(models), "SST_SAMPLE_PAGES": 5})
+    return crawl_in_subprocess(
+        workdir,
+        "dir-at-model-path",
+        url=url,
+        max_pages=10,
+        settings={"SST_MODEL_DIR": str(models), "SST_SAMPLE_PAGES": 5},
+    )
 
 
 def _limits_pair(workdir, url: str) -> tuple:
-    settings = {"SST_MODEL_DIR": str(workdir / "models-limits"), "SST_SAMPLE_PAGES": 5,
-                "SST_METHOD": "default", "SST_PARAMS": {"max_tags": 20}}
+    settings = {
+        "SST_MODEL_DIR": str(workdir / "models-limits"),
+        "SST_SAMPLE_PAGES": 5,
+        "SST_METHOD": "default",
+        "SST_PARAMS": {"max_tags": 20},
+    }
     first = crawl_in_subprocess(workdir, "limits-1", url=url, kinds=["status"], max_pages=8, settings=settings)
     second = crawl_in_subprocess(workdir, "limits-2", url=url, kinds=["status"], max_pages=8, settings=settings)
     return first, second
@@ -208,8 +232,10 @@ def _limits_pair(workdir, url: str) -> tuple:
 def crawls(demo_server, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("hostile-models")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {"dir": pool.submit(_dir_at_model_path, workdir, demo_server.url),
-                   "limits": pool.submit(_limits_pair, workdir, demo_server.url)}
+        futures = {
+            "dir": pool.submit(_dir_at_model_path, workdir, demo_server.url),
+            "limits": pool.submit(_limits_pair, workdir, demo_server.url),
+        }
         yield futures
 
 

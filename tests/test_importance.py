@@ -1,13 +1,23 @@
 """NodeImp, CompImp, MarkNoise / MarkMeaningful, the 3.6 merge and locally noisy
 features on toy sites small enough to compute on paper."""
+
 import math
 
 import pytest
 
 from sst_cleaner.engine._dom import parse_html
-from sst_cleaner.engine.methods.sst.importance import (calc_comp_imp, characteristic_features, composite_importance,
-                                    leaf_importance, locally_noisy_features, mark_meaningful, mark_noise,
-                                    node_importance, refresh, simplified_sst)
+from sst_cleaner.engine.methods.sst.importance import (
+    calc_comp_imp,
+    characteristic_features,
+    composite_importance,
+    leaf_importance,
+    locally_noisy_features,
+    mark_meaningful,
+    mark_noise,
+    node_importance,
+    refresh,
+    simplified_sst,
+)
 from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
 from sst_cleaner.engine.methods.sst.style_tree import ElementNode, SiteStyleTree, StyleNode, build_page_tree
 
@@ -58,8 +68,7 @@ def test_toy_site_importance_by_hand():
 def test_node_importance_two_styles_of_four_pages():
     a = '<body><div id="a"><p>home news</p></div><div id="b"><p>{}</p></div></body>'
     c = '<body><div id="a"><p>home news</p></div><div id="c"><p>{}</p></div></body>'
-    sst = sst_of([a.format("kiwi mango"), a.format("lemon melon"), c.format("peach plum"),
-                  c.format("grape lime")])
+    sst = sst_of([a.format("kiwi mango"), a.format("lemon melon"), c.format("peach plum"), c.format("grape lime")])
     refresh(sst, t=0.4, gamma=0.9, merge=False)
     body = body_node(sst)
     # p = (1/2, 1/2), m = 4: -2 * 0.5 * log_4 0.5 = 0.5
@@ -120,14 +129,21 @@ def test_merge_needs_similar_content():
     # body has two styles (div#b vs div#c second); the first element div#a has the same
     # key in both. Same words -> merged into one node of m = 4; different words -> not.
     same = '<body><div id="a"><p>home news weather</p></div><div id="{0}"><p>{1}</p></div></body>'
-    sst = sst_of([same.format("b", "kiwi"), same.format("b", "lemon"), same.format("c", "peach"),
-                  same.format("c", "grape")])
+    sst = sst_of(
+        [same.format("b", "kiwi"), same.format("b", "lemon"), same.format("c", "peach"), same.format("c", "grape")]
+    )
     refresh(sst, merge=True)
     s1, s2 = body_node(sst).styles
     assert s1.elements[0] is s2.elements[0] and s1.elements[0].m == 4
     diff = '<body><div id="a"><p>{2}</p></div><div id="{0}"><p>{1}</p></div></body>'
-    sst = sst_of([diff.format("b", "kiwi", "home news"), diff.format("b", "lemon", "home news"),
-                  diff.format("c", "peach", "sport scores"), diff.format("c", "grape", "sport scores")])
+    sst = sst_of(
+        [
+            diff.format("b", "kiwi", "home news"),
+            diff.format("b", "lemon", "home news"),
+            diff.format("c", "peach", "sport scores"),
+            diff.format("c", "grape", "sport scores"),
+        ]
+    )
     assert characteristic_features(sst.root.styles[0].elements[0].styles[0].elements[0]) == {"home", "news"}
     refresh(sst, merge=True)
     s1, s2 = body_node(sst).styles
@@ -135,8 +151,10 @@ def test_merge_needs_similar_content():
 
 
 def test_locally_noisy_features():
-    pages = ['<body><div id="nav"><a>home</a><b>x</b></div><div id="main"><p>Share this story.</p>'
-             f'<p>{w}</p></div></body>' for w in ("kiwi mango", "lemon melon", "peach plum")]
+    pages = [
+        f'<body><div id="nav"><a>home</a><b>x</b></div><div id="main"><p>Share this story.</p><p>{w}</p></div></body>'
+        for w in ("kiwi mango", "lemon melon", "peach plum")
+    ]
     sst = sst_of(pages)
     refresh(sst)
     main = body_node(sst).styles[0].elements[1]

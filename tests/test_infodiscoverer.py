@@ -1,13 +1,19 @@
 """InfoDiscoverer on hand-built pages whose answer is worked out on paper."""
+
 import math
 
 import pytest
 
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._dom import parse_html
-from sst_cleaner.engine.methods.infodiscoverer import (ContentBlock, InfoDiscovererMethod, TermEntropy,
-                                        choose_threshold, page_blocks)
 from sst_cleaner.engine._result import INFORMATIVE
+from sst_cleaner.engine.methods.infodiscoverer import (
+    ContentBlock,
+    InfoDiscovererMethod,
+    TermEntropy,
+    choose_threshold,
+    page_blocks,
+)
 
 
 def test_feature_entropy_on_paper():
@@ -15,8 +21,8 @@ def test_feature_entropy_on_paper():
     te = TermEntropy()
     te.add_page({"even": 1, "skew": 1, "two": 2, "once": 1})
     te.add_page({"even": 1, "skew": 3, "two": 2})
-    assert te.entropy("even") == pytest.approx(1.0)          # paper's Fig. 6, H(F1) = 1
-    assert te.entropy("once") == pytest.approx(0.0)          # H(F7) = 0
+    assert te.entropy("even") == pytest.approx(1.0)  # paper's Fig. 6, H(F1) = 1
+    assert te.entropy("once") == pytest.approx(0.0)  # H(F7) = 0
     assert te.entropy("skew") == pytest.approx(-(0.25 * math.log2(0.25) + 0.75 * math.log2(0.75)))
     te.add_page({"other": 1})
     # 3 pages: "two" is spread evenly over 2 of them: log_3 2
@@ -27,10 +33,12 @@ def test_feature_entropy_on_paper():
 
 def _site_page(i: int, unique: str, related: str) -> str:
     rel = f"<table><tr><td>{related}</td></tr></table>" if related else ""
-    return (f"<html><head><title>Portal</title></head><body>"
-            f"<table><tr><td>alpha beta gamma</td></tr></table>"
-            f"<table><tr><td><p>report {unique}</p></td></tr></table>"
-            f"{rel}</body></html>")
+    return (
+        f"<html><head><title>Portal</title></head><body>"
+        f"<table><tr><td>alpha beta gamma</td></tr></table>"
+        f"<table><tr><td><p>report {unique}</p></td></tr></table>"
+        f"{rel}</body></html>"
+    )
 
 
 SITE = [
@@ -71,8 +79,10 @@ def test_paper_rule_and_tolerance():
 
 
 def test_nested_table_strings_leave_the_parent():
-    html = ("<html><body><table><tr><td>outer one<table><tr><td>inner</td></tr></table>"
-            "outer two</td></tr></table></body></html>")
+    html = (
+        "<html><body><table><tr><td>outer one<table><tr><td>inner</td></tr></table>"
+        "outer two</td></tr></table></body></html>"
+    )
     pb = page_blocks(parse_html(html))
     by_text = {a.text: (pb.groups[0][i], pb.groups[1][i]) for i, a in enumerate(pb.atoms)}
     outer = [g for t, g in by_text.items() if "outer" in t]
@@ -82,9 +92,11 @@ def test_nested_table_strings_leave_the_parent():
 
 def test_dom_blocks_on_div_pages():
     pages = [
-        (f"http://ex.com/{i}",
-         f"<html><body><div><ul><li>home</li><li>world</li><li>sport</li></ul></div>"
-         f"<div><p>{words}</p></div></body></html>")
+        (
+            f"http://ex.com/{i}",
+            f"<html><body><div><ul><li>home</li><li>world</li><li>sport</li></ul></div>"
+            f"<div><p>{words}</p></div></body></html>",
+        )
         for i, words in enumerate(["apple banana melon", "delta eagle falcon", "violin trumpet piano"])
     ]
     for blocks in ("table", "dom"):  # no table on the page: both split the body by DIVs

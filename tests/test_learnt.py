@@ -1,13 +1,14 @@
 """A site model never learns the same page twice, and remembers what it learnt across
 saves: re-crawls with SST_MODEL_DIR give the same items, crawl after crawl."""
+
 from __future__ import annotations
 
 import json
 
+import docsite
 import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
-import docsite
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._learnt import MAX_LEARNT, LearntPages, canonical_url, page_key
 from sst_cleaner.engine._model_io import ModelFormatError

@@ -1,4 +1,5 @@
 """Hard limits: caps in parse_html, time budgets in SiteCleaner, the watchdog."""
+
 from __future__ import annotations
 
 import random
@@ -7,11 +8,17 @@ import time
 import pytest
 from lxml import etree
 
-from sst_cleaner import CleanResult, SiteCleaner
-from sst_cleaner import register_method
-from sst_cleaner.engine._registry import _METHODS
+from sst_cleaner import CleanResult, SiteCleaner, register_method
 from sst_cleaner.engine._dom import MAX_NONSTARTERS, cap_nonstarter_runs, element_text, parse_html
-from sst_cleaner.engine._limits import CPU_BUDGETS, DEFAULT_LIMITS, BudgetExceeded, Limits, budget_clock, run_with_budget
+from sst_cleaner.engine._limits import (
+    CPU_BUDGETS,
+    DEFAULT_LIMITS,
+    BudgetExceeded,
+    Limits,
+    budget_clock,
+    run_with_budget,
+)
+from sst_cleaner.engine._registry import _METHODS
 from sst_cleaner.engine._result import INFORMATIVE, Block
 
 
@@ -26,10 +33,24 @@ def _max_depth(page) -> int:
 # -- Limits -------------------------------------------------------------------------------
 def test_limits_defaults_and_validation():
     lim = Limits()
-    assert lim.max_page_bytes == 5_000_000 and lim.max_elements == 40_000 and lim.max_tags == 100_000 and lim.max_depth == 256
-    for bad in ({"max_elements": 0}, {"max_elements": 10}, {"max_depth": 3}, {"max_depth": 5000},
-                {"max_page_bytes": -1}, {"max_tags": 1.5}, {"page_time_budget": -1.0},
-                {"site_time_budget": float("nan")}, {"page_time_budget": float("inf")}, {"max_elements": True}):
+    assert (
+        lim.max_page_bytes == 5_000_000
+        and lim.max_elements == 40_000
+        and lim.max_tags == 100_000
+        and lim.max_depth == 256
+    )
+    for bad in (
+        {"max_elements": 0},
+        {"max_elements": 10},
+        {"max_depth": 3},
+        {"max_depth": 5000},
+        {"max_page_bytes": -1},
+        {"max_tags": 1.5},
+        {"page_time_budget": -1.0},
+        {"site_time_budget": float("nan")},
+        {"page_time_budget": float("inf")},
+        {"max_elements": True},
+    ):
         with pytest.raises(ValueError):
             Limits(**bad)
     with pytest.raises(Exception):
@@ -80,7 +101,9 @@ def test_element_cap_drops_elements_after_the_cap_in_document_order():
 
 def test_element_cap_in_nested_structure_keeps_ancestors():
     lim = Limits(max_elements=16)
-    html = "<html><body><div><ul>" + "".join(f"<li>i{i}</li>" for i in range(30)) + "</ul></div><p>tail</p></body></html>"
+    html = (
+        "<html><body><div><ul>" + "".join(f"<li>i{i}</li>" for i in range(30)) + "</ul></div><p>tail</p></body></html>"
+    )
     page = parse_html(html, limits=lim)
     assert [el.tag for el in page.root.iter()][:3] == ["body", "div", "ul"]
     assert element_text(page.root) == " ".join(f"i{i}" for i in range(12))  # 16 - html, body, div, ul
@@ -96,8 +119,13 @@ def test_invisible_elements_do_not_count_against_the_cap():
 # -- depth --------------------------------------------------------------------------------
 def test_nesting_past_libxml2_limit_keeps_the_rest_of_the_page():
     # libxml2 alone aborts at depth 256 and drops everything after; we re-parse
-    html = ("<html><body><p>before</p>" + "<div>x" * 300 + "deep" + "</div>" * 300
-            + "<p>after the deep part</p></body></html>")
+    html = (
+        "<html><body><p>before</p>"
+        + "<div>x" * 300
+        + "deep"
+        + "</div>" * 300
+        + "<p>after the deep part</p></body></html>"
+    )
     page = parse_html(html)
     text = element_text(page.root)
     assert text.startswith("before") and "deep" in text and text.endswith("after the deep part")
@@ -129,8 +157,10 @@ def test_xpath_of_matches_lxml_getpath_on_random_trees():
     rng = random.Random(7)
     tags = ["div", "p", "span", "a", "li", "ul", "table", "tr", "td", "b", "h1"]
     for _ in range(100):
-        parts = [rng.choice([f"<{t}>x", f"</{t}>", f"<{t}>y</{t}>", "z "]) for t in
-                 (rng.choice(tags) for _ in range(rng.randint(1, 120)))]
+        parts = [
+            rng.choice([f"<{t}>x", f"</{t}>", f"<{t}>y</{t}>", "z "])
+            for t in (rng.choice(tags) for _ in range(rng.randint(1, 120)))
+        ]
         page = parse_html("".join(parts))
         els = list(page.root.iter())
         rng.shuffle(els)
@@ -193,8 +223,7 @@ def test_combining_runs_made_by_joining_hidden_elements_tails_are_capped():
 def test_attribute_cap_reads_quoted_values_like_the_parser():
     # ">" inside a quoted value does not end the tag: the 4th attribute and later go
     lim = Limits(max_attributes=3)
-    html = ("<html><body><div a='>' b=\"<p>\" c=x d=y e=z>kept</div>"
-            "<p q=1 r=2 s=3>three</p></body></html>")
+    html = "<html><body><div a='>' b=\"<p>\" c=x d=y e=z>kept</div><p q=1 r=2 s=3>three</p></body></html>"
     page = parse_html(html, limits=lim)
     div, p = page.root.find("div"), page.root.find("p")
     assert dict(div.attrib) == {"a": ">", "b": "<p>", "c": "x"} and div.text == "kept"

@@ -1,4 +1,5 @@
 """InformativeLinkExtractor: every link before a model exists, only TOC links after."""
+
 import os
 import sys
 
@@ -6,6 +7,7 @@ from scrapy.http import HtmlResponse
 
 from sst_cleaner import SiteCleaner
 from sst_cleaner.scrapy._linkextractor import InformativeLinkExtractor
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # any pytest import mode
 from test_wisdom import SITE  # noqa: E402  (the 3-page news site worked out there)
 
@@ -15,8 +17,7 @@ def _response(i=0):
     return HtmlResponse(url=url, body=html.encode("utf-8"), encoding="utf-8")
 
 
-ALL = {"http://ex.com/home", "http://ex.com/world", "http://ex.com/sport",
-       "http://ex.com/a2", "http://ex.com/a3"}
+ALL = {"http://ex.com/home", "http://ex.com/world", "http://ex.com/sport", "http://ex.com/a2", "http://ex.com/a3"}
 
 
 def test_all_links_before_a_model():

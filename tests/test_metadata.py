@@ -1,4 +1,5 @@
 """result.metadata from each source a page may carry, in the order of trust."""
+
 from __future__ import annotations
 
 import json
@@ -6,12 +7,20 @@ import json
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._metadata import FIELDS, extract_metadata, parse_date
 
-JSONLD = {"@context": "https://schema.org", "@graph": [
-    {"@type": "WebSite", "name": "Harbor Gazette", "inLanguage": "en-GB"},
-    {"@type": ["NewsArticle"], "headline": "Lanterns return to the harbor",
-     "author": [{"@type": "Person", "name": "Ann Lee"}, "Bo Chen"],
-     "datePublished": "2024-03-01T09:30:00+01:00", "dateModified": "2024-03-02",
-     "description": "The lantern festival is back."}]}
+JSONLD = {
+    "@context": "https://schema.org",
+    "@graph": [
+        {"@type": "WebSite", "name": "Harbor Gazette", "inLanguage": "en-GB"},
+        {
+            "@type": ["NewsArticle"],
+            "headline": "Lanterns return to the harbor",
+            "author": [{"@type": "Person", "name": "Ann Lee"}, "Bo Chen"],
+            "datePublished": "2024-03-01T09:30:00+01:00",
+            "dateModified": "2024-03-02",
+            "description": "The lantern festival is back.",
+        },
+    ],
+}
 
 
 def page(head: str = "", body: str = "<p>Body text of the article.</p>", lang: str = "") -> str:
@@ -19,21 +28,31 @@ def page(head: str = "", body: str = "<p>Body text of the article.</p>", lang: s
 
 
 def test_jsonld_first():
-    head = (f'<script type="application/ld+json">{json.dumps(JSONLD)}</script>'
-            '<meta property="og:title" content="OG title"><meta name="author" content="Meta Author">'
-            '<link rel="canonical" href="/news/lanterns">')
+    head = (
+        f'<script type="application/ld+json">{json.dumps(JSONLD)}</script>'
+        '<meta property="og:title" content="OG title"><meta name="author" content="Meta Author">'
+        '<link rel="canonical" href="/news/lanterns">'
+    )
     md = extract_metadata(page(head), url="https://gazette.test/news/lanterns?utm=x")
-    assert md == {"title": "Lanterns return to the harbor", "authors": ["Ann Lee", "Bo Chen"],
-                  "published": "2024-03-01T09:30:00+01:00", "modified": "2024-03-02",
-                  "language": "en-GB", "canonical_url": "https://gazette.test/news/lanterns",
-                  "site_name": "Harbor Gazette", "description": "The lantern festival is back."}
+    assert md == {
+        "title": "Lanterns return to the harbor",
+        "authors": ["Ann Lee", "Bo Chen"],
+        "published": "2024-03-01T09:30:00+01:00",
+        "modified": "2024-03-02",
+        "language": "en-GB",
+        "canonical_url": "https://gazette.test/news/lanterns",
+        "site_name": "Harbor Gazette",
+        "description": "The lantern festival is back.",
+    }
 
 
 def test_opengraph_then_meta_then_document():
-    head = ('<meta property="og:title" content="OG title"><meta property="og:site_name" content="OG Site">'
-            '<meta property="article:published_time" content="2023-12-24T18:00:00Z">'
-            '<meta name="author" content="Cy Dee, Eve Fox"><meta name="description" content="Meta description">'
-            '<meta property="og:locale" content="fr_FR">')
+    head = (
+        '<meta property="og:title" content="OG title"><meta property="og:site_name" content="OG Site">'
+        '<meta property="article:published_time" content="2023-12-24T18:00:00Z">'
+        '<meta name="author" content="Cy Dee, Eve Fox"><meta name="description" content="Meta description">'
+        '<meta property="og:locale" content="fr_FR">'
+    )
     md = extract_metadata(page(head))
     assert md["title"] == "OG title" and md["site_name"] == "OG Site"
     assert md["published"] == "2023-12-24T18:00:00+00:00" and md["authors"] == ["Cy Dee", "Eve Fox"]
@@ -44,12 +63,14 @@ def test_opengraph_then_meta_then_document():
 
 
 def test_bad_markup_gives_empty_fields_not_errors():
-    head = ('<script type="application/ld+json">{"@type": "Article", "headline": </script>'
-            '<script type="application/ld+json">' + "[" * 5000 + "]" * 5000 + '</script>'
-            '<meta name="date" content="2024-02-30"><meta name="author" content="https://x.test/me">')
+    head = (
+        '<script type="application/ld+json">{"@type": "Article", "headline": </script>'
+        '<script type="application/ld+json">' + "[" * 5000 + "]" * 5000 + "</script>"
+        '<meta name="date" content="2024-02-30"><meta name="author" content="https://x.test/me">'
+    )
     md = extract_metadata(page(head))
     assert md["published"] is None and md["authors"] == [] and set(md) == set(FIELDS)
-    assert extract_metadata(b"\xff\xfe garbage \x00") ["title"] is None
+    assert extract_metadata(b"\xff\xfe garbage \x00")["title"] is None
     assert extract_metadata("") == extract_metadata(None)
 
 

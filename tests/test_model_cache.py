@@ -1,15 +1,16 @@
 """SST_MAX_MODELS: a worker keeps at most that many site models in memory; the least
 recently used are written to disk and read back when their site comes up again, so the
 crawl's output is the same as with every model kept."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 from conftest import assert_exactly_once, crawl_in_subprocess
+from story_pages import STORY_PAGES
 
 from sst_cleaner import SiteCleaner
 from sst_cleaner.scrapy._model_cache import ModelCache
-from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES
 
@@ -38,12 +39,17 @@ def test_saving_at_close_covers_evicted_models(tmp_path):
 
 
 def test_a_crawl_with_one_model_in_memory_cleans_like_one_with_all(demo_server, tmp_path):
-    base = {"SST_SITE_KEY": "test_scrapy_runner.section_key", "SST_SAMPLE_PAGES": 3,
-            "SST_WORKERS": "process", "SST_PROCESSES": 1}
+    base = {
+        "SST_SITE_KEY": "test_scrapy_runner.section_key",
+        "SST_SAMPLE_PAGES": 3,
+        "SST_WORKERS": "process",
+        "SST_PROCESSES": 1,
+    }
 
     def crawl(name: str, max_models: int) -> dict:
-        return crawl_in_subprocess(tmp_path, name, url=demo_server.url, kinds=["status"],
-                                   settings=dict(base, SST_MAX_MODELS=max_models))
+        return crawl_in_subprocess(
+            tmp_path, name, url=demo_server.url, kinds=["status"], settings=dict(base, SST_MAX_MODELS=max_models)
+        )
 
     with ThreadPoolExecutor(2) as pool:
         one, every = pool.map(lambda args: crawl(*args), [("one-model", 1), ("every-model", 0)])

@@ -1,4 +1,5 @@
 """Model files are untrusted input; writes are atomic; file names cannot escape."""
+
 from __future__ import annotations
 
 import json
@@ -7,11 +8,11 @@ import random
 import re
 
 import pytest
+from story_pages import STORY_PAGES
 
 from sst_cleaner import ModelFormatError, SiteCleaner, available_methods
 from sst_cleaner.engine import _model_io as model_io
 from sst_cleaner.scrapy._site_models import model_filename
-from story_pages import STORY_PAGES
 
 PAGES = STORY_PAGES
 
@@ -38,19 +39,31 @@ def _write(tmp_path, raw: bytes):
     return path
 
 
-@pytest.mark.parametrize("raw", [
-    b"", b"\x00\x01\x02", b"\xff\xfe{}", b"{", b"[]", b"null", b'"text"',
-    b'{"format": "sst-cleaner-model"}',
-    b'{"format": "sst-cleaner-model", "format_version": 99, "method": "cetd", "params": {}, "model": {}}',
-    b'{"format": "sst-cleaner-model", "format_version": 1, "method": "nope", "params": {}, "model": {}}',
-    b'{"format": "sst-cleaner-model", "format_version": 1, "method": "cetd", "params": {"__class__": 1}, "model": {}}',
-    b'{"format": "sst-cleaner-model", "format_version": 1, "method": "cetd", "params": {"no_such_param": 1}, "model": {}}',
-    b'{"format": "sst-cleaner-model", "format_version": 1, "method": "cetd", "params": [], "model": {}}',
-    b'{"a": NaN}', b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": 1e999}',
-    b'{"a": ' + b"9" * 5000 + b"}",  # over Python's int-digit limit
-    b"[" * 100_000 + b"]" * 100_000,  # deep nesting
-    b'{"a": "\xed\xa0\x80"}',  # a UTF-8-encoded surrogate
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"\x00\x01\x02",
+        b"\xff\xfe{}",
+        b"{",
+        b"[]",
+        b"null",
+        b'"text"',
+        b'{"format": "sst-cleaner-model"}',
+        b'{"format": "sst-cleaner-model", "format_version": 99, "method": "cetd", "params": {}, "model": {}}',
+        b'{"format": "sst-cleaner-model", "format_version": 1, "method": "nope", "params": {}, "model": {}}',
+        b'{"format": "sst-cleaner-model", "format_version": 1, "method": "cetd", "params": {"__class__": 1}, "model": {}}',
+        b'{"format": "sst-cleaner-model", "format_version": 1, "method": "cetd", "params": {"no_such_param": 1}, "model": {}}',
+        b'{"format": "sst-cleaner-model", "format_version": 1, "method": "cetd", "params": [], "model": {}}',
+        b'{"a": NaN}',
+        b'{"a": Infinity}',
+        b'{"a": -Infinity}',
+        b'{"a": 1e999}',
+        b'{"a": ' + b"9" * 5000 + b"}",  # over Python's int-digit limit
+        b"[" * 100_000 + b"]" * 100_000,  # deep nesting
+        b'{"a": "\xed\xa0\x80"}',  # a UTF-8-encoded surrogate
+    ],
+)
 def test_broken_files_raise_model_format_error(tmp_path, raw):
     with pytest.raises(ModelFormatError):
         SiteCleaner.load(_write(tmp_path, raw))
@@ -190,11 +203,45 @@ def test_model_with_nan_cannot_be_written(tmp_path):
 _NAME = re.compile(r"^site-[a-z0-9_-]*-[0-9a-f]{20}\.json$")
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
 HOSTILE_KEYS = [
-    "example.com", "www.example.com", "EXAMPLE.com", "../../etc/passwd", "..", ".", "", "/", "\\",
-    "a/b", "a_b", "a\\..\\b", "host\x00.com", "CON", "con", "NUL", "nul.txt", "COM1", "LPT9", "aux.",
-    "trailing. ", "trailing...", " spaced ", "x" * 10_000, "a." * 5000, "bücher.de", "例子.测试",
-    "\ud800.com", "пример.рф", "xn--bcher-kva.de", "evil.com%2f..%2f", "host:8080", "C:\\Windows",
-    "\u202egnp.exe", "..\u2215..\u2215etc", ".hidden", "-rf", "a\nb", "😀.ws",
+    "example.com",
+    "www.example.com",
+    "EXAMPLE.com",
+    "../../etc/passwd",
+    "..",
+    ".",
+    "",
+    "/",
+    "\\",
+    "a/b",
+    "a_b",
+    "a\\..\\b",
+    "host\x00.com",
+    "CON",
+    "con",
+    "NUL",
+    "nul.txt",
+    "COM1",
+    "LPT9",
+    "aux.",
+    "trailing. ",
+    "trailing...",
+    " spaced ",
+    "x" * 10_000,
+    "a." * 5000,
+    "bücher.de",
+    "例子.测试",
+    "\ud800.com",
+    "пример.рф",
+    "xn--bcher-kva.de",
+    "evil.com%2f..%2f",
+    "host:8080",
+    "C:\\Windows",
+    "\u202egnp.exe",
+    "..\u2215..\u2215etc",
+    ".hidden",
+    "-rf",
+    "a\nb",
+    "😀.ws",
 ]
 
 

@@ -1,5 +1,6 @@
 """Learning a site on several processes (``fit(pages, n_jobs=...)``) learns the model one
 process learns, and loses no page when a worker cannot do its part."""
+
 import concurrent.futures
 import json
 import logging
@@ -8,12 +9,11 @@ import math
 import pytest
 
 from sst_cleaner import SiteCleaner
-
-from sst_cleaner.engine import _parallel_fit as parallel_fit
 from sst_cleaner.engine import _cleaner as cleaner_module
-from sst_cleaner.tools.demo import DemoSite
+from sst_cleaner.engine import _parallel_fit as parallel_fit
 from sst_cleaner.engine._dom import parse_html
 from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page
+from sst_cleaner.tools.demo import DemoSite
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,7 @@ def test_plan_shards_cuts_contiguous_runs_of_nearly_equal_size():
     sizes = [10, 10, 10, 10, 30, 30]  # 100 in all
     assert parallel_fit.plan_shards(sizes, 2, min_size=1) == [range(0, 4), range(4, 6)]  # 40 + 60
     # a cut falls where the running total passes a k-th of the whole, at a page's middle
-    assert [list(r) for r in parallel_fit.plan_shards([5] * 10, 3, min_size=1)] == [
-        [0, 1, 2], [3, 4, 5, 6], [7, 8, 9]]
+    assert [list(r) for r in parallel_fit.plan_shards([5] * 10, 3, min_size=1)] == [[0, 1, 2], [3, 4, 5, 6], [7, 8, 9]]
     # too little HTML for a process of its own: fewer shards
     assert parallel_fit.plan_shards(sizes, 4, min_size=40) == [range(0, 4), range(4, 6)]
     assert parallel_fit.plan_shards(sizes, 2, min_size=101) == [range(0, 6)]
@@ -150,5 +149,6 @@ def test_parsed_pages_and_unmergeable_methods_fit_on_one_process(site_pages, sma
     sst = SiteCleaner(method="sst").fit(site_pages, n_jobs=2)
     assert sst.n_pages == len(site_pages)
     assert json.dumps(sst.to_dict(), sort_keys=True) == json.dumps(
-        SiteCleaner(method="sst").fit(site_pages).to_dict(), sort_keys=True)
+        SiteCleaner(method="sst").fit(site_pages).to_dict(), sort_keys=True
+    )
     assert not caplog.text

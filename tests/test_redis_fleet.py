@@ -4,6 +4,7 @@ processes, a builder killed while it fits, Redis failing mid-crawl, hostile mode
 What must hold in every one: each item the spider yields reaches the pipelines exactly
 once, whatever Redis does.
 """
+
 from __future__ import annotations
 
 import collections
@@ -38,8 +39,13 @@ def _start_crawl(workdir: Path, name: str, **cfg) -> tuple[subprocess.Popen, Pat
     cfg_path = workdir / f"config-{name}.json"
     cfg_path.write_text(json.dumps(cfg), encoding="utf-8")
     log = open(workdir / f"log-{name}.txt", "w", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, str(TESTS / "redis_fleet_runner.py"), str(cfg_path)],
-                            stdout=subprocess.DEVNULL, stderr=log, env=_env(), cwd=str(workdir))
+    proc = subprocess.Popen(
+        [sys.executable, str(TESTS / "redis_fleet_runner.py"), str(cfg_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env=_env(),
+        cwd=str(workdir),
+    )
     log.close()
     return proc, out
 
@@ -68,15 +74,50 @@ def _wait_for(predicate, timeout: float = 60, what: str = "") -> None:
 
 # -- several workers, one shared queue (scrapy-redis) ------------------------------------
 
+
 def _fleet_worker(workdir: Path, i: int, site_url: str, redis_url: str, workers: int) -> dict:
     feed, stats = workdir / f"items-{i}.jsonl", workdir / f"stats-{i}.json"
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", f"url={site_url}",
-           "-a", f"workers={workers}", "-a", f"stats_out={stats}", "-a", "grace=1", "-a", "quiet=1",
-           "-O", str(feed), "-s", f"REDIS_URL={redis_url}", "-s", f"SST_SITE_KEY={SECTIONS}",
-           "-s", "SST_SAMPLE_PAGES=5", "-s", "SST_METHOD=default", "-s", "DOWNLOAD_DELAY=0.25",
-           "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
-           "-s", "SST_WORKERS=process", "-s", "SST_PROCESSES=1", "-s", "LOG_LEVEL=INFO",
-           "-s", "SST_REDIS_MERGE_PAGES=2", "-s", "SST_REDIS_PREFIX=two"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "fleet",
+        "-a",
+        f"url={site_url}",
+        "-a",
+        f"workers={workers}",
+        "-a",
+        f"stats_out={stats}",
+        "-a",
+        "grace=1",
+        "-a",
+        "quiet=1",
+        "-O",
+        str(feed),
+        "-s",
+        f"REDIS_URL={redis_url}",
+        "-s",
+        f"SST_SITE_KEY={SECTIONS}",
+        "-s",
+        "SST_SAMPLE_PAGES=5",
+        "-s",
+        "SST_METHOD=default",
+        "-s",
+        "DOWNLOAD_DELAY=0.25",
+        "-s",
+        "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+        "-s",
+        "SST_WORKERS=process",
+        "-s",
+        "SST_PROCESSES=1",
+        "-s",
+        "LOG_LEVEL=INFO",
+        "-s",
+        "SST_REDIS_MERGE_PAGES=2",
+        "-s",
+        "SST_REDIS_PREFIX=two",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=_env(), cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr[-4000:]
     items = [json.loads(line) for line in feed.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -85,25 +126,30 @@ def _fleet_worker(workdir: Path, i: int, site_url: str, redis_url: str, workers:
 
 def test_two_workers_share_the_queue_and_learn_each_site_once(demo_server, tmp_path):
     with RedisServer() as redis_server, ThreadPoolExecutor(2) as pool:
-        runs = [f.result() for f in [pool.submit(_fleet_worker, tmp_path, i, demo_server.url,
-                                                 redis_server.url, 2) for i in range(2)]]
+        runs = [
+            f.result()
+            for f in [pool.submit(_fleet_worker, tmp_path, i, demo_server.url, redis_server.url, 2) for i in range(2)]
+        ]
         fleet = _fleet(redis_server.url, "two")
-        shared_pages = {s: int(fleet.client.hget(fleet.key(s, "model"), "pages"))
-                        for s in ("articles-0", "articles-1", "articles-2")}
+        shared_pages = {
+            s: int(fleet.client.hget(fleet.key(s, "model"), "pages"))
+            for s in ("articles-0", "articles-1", "articles-2")
+        }
         fleet.close()
     site = demo_server.site
     articles = sorted(demo_server.url.rstrip("/") + p for p in site.paths if p.startswith("/article/"))
     urls = [item["url"] for run in runs for item in run["items"]]
     assert sorted(urls) == articles  # every article once, by one worker or the other
     assert all(run["items"] for run in runs), "one worker crawled everything: nothing was shared"
-    assert all(item["text"] and item["sst_status"] in ("cleaned", "fallback")
-               for run in runs for item in run["items"])
+    assert all(item["text"] and item["sst_status"] in ("cleaned", "fallback") for run in runs for item in run["items"])
     # each site's model was fitted by exactly one worker; the other loaded it when it
     # needed it
-    built = collections.Counter(site for run in runs
-                                for site in re.findall(r"model built for site (\S+) from", run["log"]))
-    loaded = collections.Counter(site for run in runs
-                                 for site in re.findall(r"loaded the fleet's model of site (\S+) ", run["log"]))
+    built = collections.Counter(
+        site for run in runs for site in re.findall(r"model built for site (\S+) from", run["log"])
+    )
+    loaded = collections.Counter(
+        site for run in runs for site in re.findall(r"loaded the fleet's model of site (\S+) ", run["log"])
+    )
     expected = {"articles-0", "articles-1", "articles-2"}  # the sites with more than one page
     assert set(built) == expected and max(built.values()) == 1, built
     assert sum(sst_stat(run, "models_built") for run in runs) == len(expected)
@@ -115,32 +161,45 @@ def test_two_workers_share_the_queue_and_learn_each_site_once(demo_server, tmp_p
     # later pages were merged into the fleet's models, each page once: a model's pages
     # are its fit's plus the pages merged into it (the crawl is slowed down, one request
     # at a time per worker, so that pages still come after the models are built)
-    fitted = {m[0]: int(m[1]) for run in runs
-              for m in re.findall(r"published the model of site (\S+) for the fleet \(version 1, (\d+) pages", run["log"])}
+    fitted = {
+        m[0]: int(m[1])
+        for run in runs
+        for m in re.findall(r"published the model of site (\S+) for the fleet \(version 1, (\d+) pages", run["log"])
+    }
     merged = sum(sst_stat(run, "redis/pages_merged") for run in runs)
     assert merged >= 2 and sum(sst_stat(run, "redis/merges") for run in runs) >= 1, merged
     assert sum(shared_pages.values()) == sum(fitted.values()) + merged, (shared_pages, fitted, merged)
     # each page was crawled by one worker only (the shared duplicate filter)
-    assert sum(run["stats"].get("sst/pages_seen", 0) for run in runs) == \
-        len([p for p in site.paths if p == "/" or p.startswith(("/section/", "/article/"))])
+    assert sum(run["stats"].get("sst/pages_seen", 0) for run in runs) == len(
+        [p for p in site.paths if p == "/" or p.startswith(("/section/", "/article/"))]
+    )
 
 
 # -- the builder dies while it fits ------------------------------------------------------
+
 
 def test_a_builder_killed_mid_fit_loses_its_lock_and_another_worker_builds(demo_server, redis_server, tmp_path):
     prefix = "killed"
     fleet = _fleet(redis_server.url, prefix)
     lock = fleet.key("127.0.0.1", "lock")
-    base = {"SST_MODEL_STORE": redis_server.url, "SST_REDIS_PREFIX": prefix, "SST_METHOD": "slowfit",
-            "SST_WORKERS": "thread", "SST_SAMPLE_PAGES": 5, "SST_REDIS_LOCK_TTL": 1.5}
+    base = {
+        "SST_MODEL_STORE": redis_server.url,
+        "SST_REDIS_PREFIX": prefix,
+        "SST_METHOD": "slowfit",
+        "SST_WORKERS": "thread",
+        "SST_SAMPLE_PAGES": 5,
+        "SST_REDIS_LOCK_TTL": 1.5,
+    }
     # A: its fit sleeps a minute; it is killed while it holds the site's lock
-    doomed, _ = _start_crawl(tmp_path, "doomed", url=demo_server.url, slow_fit=60,
-                             settings=dict(base, SST_PARAMS={"fit_sleep": 60}))
+    doomed, _ = _start_crawl(
+        tmp_path, "doomed", url=demo_server.url, slow_fit=60, settings=dict(base, SST_PARAMS={"fit_sleep": 60})
+    )
     try:
         _wait_for(lambda: fleet.client.exists(lock), what="the first worker to take the build lock")
         # B: finds the shared sample complete and waits for A, which renews its lock
-        proc, out = _start_crawl(tmp_path, "survivor", url=demo_server.url, slow_fit=0,
-                                 settings=dict(base, SST_PARAMS={"fit_sleep": 0}))
+        proc, out = _start_crawl(
+            tmp_path, "survivor", url=demo_server.url, slow_fit=0, settings=dict(base, SST_PARAMS={"fit_sleep": 0})
+        )
         b_log = tmp_path / "log-survivor.txt"
         _wait_for(lambda: "waiting for another worker" in b_log.read_text(), what="B to wait for A")
         time.sleep(2.0)  # longer than the lock's TTL: A's renewals keep it
@@ -161,13 +220,25 @@ def test_a_builder_killed_mid_fit_loses_its_lock_and_another_worker_builds(demo_
 
 # -- Redis fails mid-crawl ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("how", ["stopped", "hung"])
 def test_redis_failing_mid_crawl_leaves_local_models_and_loses_no_item(demo_server, tmp_path, how):
     with RedisServer() as server:
         fleet = _fleet(server.url, "sst")
-        proc, out = _start_crawl(tmp_path, how, url=demo_server.url, kinds=["dict", "status"], settings={
-            "SST_MODEL_STORE": server.url, "SST_SITE_KEY": SECTIONS, "SST_SAMPLE_PAGES": 10,
-            "SST_WORKERS": "thread", "DOWNLOAD_DELAY": 0.1, "SST_REDIS_TIMEOUT": 0.3})
+        proc, out = _start_crawl(
+            tmp_path,
+            how,
+            url=demo_server.url,
+            kinds=["dict", "status"],
+            settings={
+                "SST_MODEL_STORE": server.url,
+                "SST_SITE_KEY": SECTIONS,
+                "SST_SAMPLE_PAGES": 10,
+                "SST_WORKERS": "thread",
+                "DOWNLOAD_DELAY": 0.1,
+                "SST_REDIS_TIMEOUT": 0.3,
+            },
+        )
         try:
             _wait_for(lambda: fleet.client.exists(fleet.total_key), what="a page shared through Redis")
             if how == "stopped":
@@ -190,6 +261,7 @@ def test_redis_failing_mid_crawl_leaves_local_models_and_loses_no_item(demo_serv
 
 # -- hostile values in the model keys -----------------------------------------------------
 
+
 def test_hostile_model_values_are_rejected_and_the_models_rebuilt(demo_server, redis_server, tmp_path):
     prefix = "hostile"
     fleet = _fleet(redis_server.url, prefix)
@@ -197,9 +269,19 @@ def test_hostile_model_values_are_rejected_and_the_models_rebuilt(demo_server, r
     fleet.client.set(fleet.key("articles-0", "model"), b"\x80\x04\x95cos\nsystem\n")
     nan = b'{"format":"sst-cleaner-model","format_version":1,"method":"cetd","params":{},"model":{"n_pages":NaN}}'
     fleet.client.hset(fleet.key("articles-1", "model"), mapping={"json": nan, "version": 41})
-    proc, out = _start_crawl(tmp_path, "hostile", url=demo_server.url, kinds=["dict", "status"], settings={
-        "SST_MODEL_STORE": redis_server.url, "SST_REDIS_PREFIX": prefix, "SST_SITE_KEY": SECTIONS,
-        "SST_SAMPLE_PAGES": 5, "SST_WORKERS": "thread"})
+    proc, out = _start_crawl(
+        tmp_path,
+        "hostile",
+        url=demo_server.url,
+        kinds=["dict", "status"],
+        settings={
+            "SST_MODEL_STORE": redis_server.url,
+            "SST_REDIS_PREFIX": prefix,
+            "SST_SITE_KEY": SECTIONS,
+            "SST_SAMPLE_PAGES": 5,
+            "SST_WORKERS": "thread",
+        },
+    )
     result = _finish(proc, out)
     _exactly_once(result)
     assert sst_stat(result, "redis/models_rejected") == 2
@@ -218,10 +300,31 @@ def test_scrapy_redis_without_a_model_store_hands_held_items_over_directly(demo_
     flush request (it would go to the shared queue), so they go to the pipelines directly."""
     with RedisServer() as redis_server:
         feed, stats = tmp_path / "items.jsonl", tmp_path / "stats.json"
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", f"url={demo_server.url}",
-               "-a", f"stats_out={stats}", "-a", "grace=0", "-O", str(feed),
-               "-s", f"REDIS_URL={redis_server.url}", "-s", "SST_MODEL_STORE=",
-               "-s", "SST_SAMPLE_PAGES=1000", "-s", "SST_WORKERS=thread", "-s", "LOG_LEVEL=INFO"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "fleet",
+            "-a",
+            f"url={demo_server.url}",
+            "-a",
+            f"stats_out={stats}",
+            "-a",
+            "grace=0",
+            "-O",
+            str(feed),
+            "-s",
+            f"REDIS_URL={redis_server.url}",
+            "-s",
+            "SST_MODEL_STORE=",
+            "-s",
+            "SST_SAMPLE_PAGES=1000",
+            "-s",
+            "SST_WORKERS=thread",
+            "-s",
+            "LOG_LEVEL=INFO",
+        ]
         # before the direct hand-over this crawl never ended: the flush request could not
         # be queued, and the spider was kept open waiting for it
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env(), cwd=str(ROOT))

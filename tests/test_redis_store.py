@@ -1,6 +1,7 @@
 """The Redis side of the shared model store (sst_cleaner/redis_store.py) against a real
 redis-server (tests/redis_server.py): bounded samples, the build lock, publishing, and
 untrusted values. Crawls with it are in tests/test_redis_fleet.py."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,16 @@ import pytest
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
-from sst_cleaner.scrapy._redis_store import (RedisConfig, RedisFleet, decode_page, encode_page,
-                                     load_redis_config, parse_model_json, site_hash, store_url)
+from sst_cleaner.scrapy._redis_store import (
+    RedisConfig,
+    RedisFleet,
+    decode_page,
+    encode_page,
+    load_redis_config,
+    parse_model_json,
+    site_hash,
+    store_url,
+)
 
 PAGE = b"<html><body><p>" + b"word " * 200 + b"</p></body></html>"
 
@@ -23,6 +32,7 @@ PAGE = b"<html><body><p>" + b"word " * 200 + b"</p></body></html>"
 @pytest.fixture
 def fleet(redis_server, request):
     """A RedisFleet on a fresh prefix (tests share one server)."""
+
     def make(**kw) -> RedisFleet:
         cfg = dict(url=redis_server.url, prefix="t-" + request.node.name[:40], lock_ttl=1.0)
         cfg.update(kw)
@@ -174,10 +184,13 @@ store = crawler._sst_store
 print(type(store).__name__, crawler.stats.get_value("item_scraped_count"))
 print(sorted(m for m in sys.modules if m == "redis" or m.startswith(("redis.", "scrapy_redis"))))
 """
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(__file__)),
-                                                        os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=str(tmp_path), timeout=120)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(__file__)), os.environ.get("PYTHONPATH", "")]),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=120
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
     assert lines[-2] == "SiteModelStore 1"

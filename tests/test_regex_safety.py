@@ -4,6 +4,7 @@ A property test, not a speed goal: time on n and on 8n characters; linear code t
 about 8 times longer, a backtracking (quadratic) one 64 times. The bound allowed is 24x
 plus a constant for timer noise.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,9 +32,15 @@ def _module_patterns() -> list[tuple[str, re.Pattern]]:
         if "re." not in src:
             continue
         for node in ast.walk(ast.parse(src)):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
                 flags = 0
                 try:
                     pat = re.compile(node.args[0].value, flags)
@@ -60,9 +67,46 @@ def _module_patterns() -> list[tuple[str, re.Pattern]]:
 PATTERNS = _module_patterns()
 
 # units repeated to n characters: each one feeds a classic backtracking trap
-UNITS = ["a", " ", "\t\n", ".", "a.", "a ", "<", "<a", "<a b", "<a b='", "='", "'", '"', "=", "/", "-",
-         "0", "1.", "&#", "&", ";", "\u0301", "e\u0301", "\u00a0", "中", "a-", "ab", "//", "\\", ":", "x=",
-         "<!--", "-->", "]]>", "%", "@", "_", "a1"]
+UNITS = [
+    "a",
+    " ",
+    "\t\n",
+    ".",
+    "a.",
+    "a ",
+    "<",
+    "<a",
+    "<a b",
+    "<a b='",
+    "='",
+    "'",
+    '"',
+    "=",
+    "/",
+    "-",
+    "0",
+    "1.",
+    "&#",
+    "&",
+    ";",
+    "\u0301",
+    "e\u0301",
+    "\u00a0",
+    "中",
+    "a-",
+    "ab",
+    "//",
+    "\\",
+    ":",
+    "x=",
+    "<!--",
+    "-->",
+    "]]>",
+    "%",
+    "@",
+    "_",
+    "a1",
+]
 
 
 def _cost(fn, text: str) -> float:
@@ -109,15 +153,31 @@ def test_attribute_cap_is_linear(max_attributes):
     from sst_cleaner.engine._dom import _cap_attributes
 
     for unit in UNITS + ["<a b ", "<a b c=1 ", " b", "<a b='<a b'"]:
-        _assert_linear(lambda text: _cap_attributes(text, max_attributes),
-                       lambda n: unit * (n // len(unit)) + "\x00!", f"_cap_attributes({max_attributes}) on {unit!r}*n")
+        _assert_linear(
+            lambda text: _cap_attributes(text, max_attributes),
+            lambda n: unit * (n // len(unit)) + "\x00!",
+            f"_cap_attributes({max_attributes}) on {unit!r}*n",
+        )
 
 
 def test_split_sentences_is_linear():
     from sst_cleaner.engine._text import split_sentences
 
-    for unit in ["a. ", "Mr. ", ". ", "a.b.c. ", "!?", "\u3002", "word ", "A. B", "x" * 50 + ". Y", ".\"') ",
-                 "e.g. ", "U.S. ", "\u00a0.\u00a0"]:
+    for unit in [
+        "a. ",
+        "Mr. ",
+        ". ",
+        "a.b.c. ",
+        "!?",
+        "\u3002",
+        "word ",
+        "A. B",
+        "x" * 50 + ". Y",
+        ".\"') ",
+        "e.g. ",
+        "U.S. ",
+        "\u00a0.\u00a0",
+    ]:
         _assert_linear(split_sentences, lambda n: unit * (n // len(unit)), f"split_sentences on {unit!r}")
 
 
@@ -127,8 +187,9 @@ def test_features_are_linear():
 
     for unit in ["a ", "the ", "running ", "中文", "x\u0301\u0316", "1 ", "é", "ﬁ", "\u3000", "a" * 40 + " "]:
         # block text reaches features through normalize_space (which caps combining runs)
-        _assert_linear(lambda t: features(normalize_space(t)), lambda n: unit * (n // len(unit)),
-                       f"features on {unit!r}")
+        _assert_linear(
+            lambda t: features(normalize_space(t)), lambda n: unit * (n // len(unit)), f"features on {unit!r}"
+        )
 
 
 def test_text_blocks_is_linear():
@@ -149,5 +210,5 @@ def test_text_blocks_is_linear():
 def test_parse_html_is_linear_on_markup_traps():
     from sst_cleaner.engine._dom import parse_html
 
-    for unit in ["<", "<a", "<a b='", "<a b=\"x\" ", "<!--", "&#x301;", "<a a{}=1 ", "</", "<![CDATA["]:
+    for unit in ["<", "<a", "<a b='", '<a b="x" ', "<!--", "&#x301;", "<a a{}=1 ", "</", "<![CDATA["]:
         _assert_linear(parse_html, lambda n: unit * (n // len(unit)), f"parse_html on {unit!r}")

@@ -1,6 +1,7 @@
 """Short runs: ``scrapy check`` and ``scrapy parse`` in a generated project against the
 local demo site end cleanly (no CRITICAL line when the crawl ends before the first worker
 process has answered), and ``scrapy parse --pipelines`` shows cleaned text."""
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,9 @@ def project(demo_server, tmp_path_factory):
     (spiders / "__init__.py").write_text("", encoding="utf-8")
     (root / "proj" / "settings.py").write_text(
         'BOT_NAME = "proj"\nSPIDER_MODULES = ["proj.spiders"]\nADDONS = {"sst_cleaner.Addon": 0}\n'
-        "ROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\n", encoding="utf-8")
+        "ROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\n",
+        encoding="utf-8",
+    )
     url = demo_server.url.rstrip("/") + demo_server.site.article_paths[0]
     (spiders / "demo.py").write_text(SPIDER.format(url=url), encoding="utf-8")
     return root, url
@@ -47,8 +50,9 @@ def project(demo_server, tmp_path_factory):
 def _scrapy(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=str(root), env=env,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args], cwd=str(root), env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_scrapy_check_ends_cleanly(project):
@@ -73,8 +77,12 @@ def test_scrapy_parse_pipelines_shows_cleaned_text(project):
 def test_held_items_are_reported_while_held(demo_server, tmp_path):
     from conftest import assert_exactly_once, crawl_in_subprocess
 
-    result = crawl_in_subprocess(tmp_path, "hold-log", url=demo_server.url, settings={
-        "SST_SAMPLE_PAGES": 50, "LOGSTATS_INTERVAL": 0.2, "DOWNLOAD_DELAY": 0.05, "SST_WORKERS": "thread"})
+    result = crawl_in_subprocess(
+        tmp_path,
+        "hold-log",
+        url=demo_server.url,
+        settings={"SST_SAMPLE_PAGES": 50, "LOGSTATS_INTERVAL": 0.2, "DOWNLOAD_DELAY": 0.05, "SST_WORKERS": "thread"},
+    )
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
     lines = [line for line in result["log"].splitlines() if "items held for" in line]
     assert lines, result["log"][-3000:]
@@ -89,10 +97,19 @@ def test_released_pages_count_against_the_byte_cap(demo_server, tmp_path):
 
     page_bytes = max(len(demo_server.site.page(p)) for p in demo_server.site.article_paths)
     cap = 4 * page_bytes
-    result = crawl_in_subprocess(tmp_path, "backpressure", url=demo_server.url, kinds=["dict", "item"], settings={
-        "SST_SAMPLE_PAGES": 3, "SST_MAX_HELD_BYTES": cap, "SST_WORKERS": "thread",
-        "SLOW_PIPELINE_SECONDS": 0.05, "ITEM_PIPELINES": {"test_scrapy_runner.SlowPipeline": 1,
-                                                          "test_scrapy_runner.RecordPipeline": 999}})
+    result = crawl_in_subprocess(
+        tmp_path,
+        "backpressure",
+        url=demo_server.url,
+        kinds=["dict", "item"],
+        settings={
+            "SST_SAMPLE_PAGES": 3,
+            "SST_MAX_HELD_BYTES": cap,
+            "SST_WORKERS": "thread",
+            "SLOW_PIPELINE_SECONDS": 0.05,
+            "ITEM_PIPELINES": {"test_scrapy_runner.SlowPipeline": 1, "test_scrapy_runner.RecordPipeline": 999},
+        },
+    )
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
     assert sst_stat(result, "backpressure_waits") > 0
     # a response may release a whole sample (3 pages) past the cap before it waits
@@ -103,10 +120,15 @@ def test_released_pages_count_against_the_byte_cap(demo_server, tmp_path):
 def test_held_items_count_towards_closespider_itemcount(demo_server, tmp_path):
     """The sample (50 pages) is never reached, so every item would be held until the end
     and the whole site crawled; with held items counted, the count closes the crawl early."""
-    from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
+    from conftest import assert_exactly_once, crawl_in_subprocess
 
-    result = crawl_in_subprocess(tmp_path, "itemcount", url=demo_server.url, kinds=["dict", "item"], settings={
-        "SST_SAMPLE_PAGES": 50, "CLOSESPIDER_ITEMCOUNT": 10, "SST_WORKERS": "thread", "DOWNLOAD_DELAY": 0.05})
+    result = crawl_in_subprocess(
+        tmp_path,
+        "itemcount",
+        url=demo_server.url,
+        kinds=["dict", "item"],
+        settings={"SST_SAMPLE_PAGES": 50, "CLOSESPIDER_ITEMCOUNT": 10, "SST_WORKERS": "thread", "DOWNLOAD_DELAY": 0.05},
+    )
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
     assert result["stats"]["finish_reason"] == "closespider_itemcount"
     # before: all 60 items of the site (held to the end); plain Scrapy (no add-on) gives

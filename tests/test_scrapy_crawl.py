@@ -7,6 +7,7 @@ The crawls are independent processes, so they are all started together when the 
 test needs one (a few at a time) and each test waits for its own: the file takes about
 as long as its slowest crawls instead of the sum of all of them.
 """
+
 from __future__ import annotations
 
 import collections
@@ -22,6 +23,7 @@ PARALLEL_CRAWLS = 4
 
 try:
     import attrs  # noqa: F401
+
     HAVE_ATTRS = True
 except ImportError:
     HAVE_ATTRS = False
@@ -34,20 +36,28 @@ HELD_BYTES_BOUND = 20_000  # about three pages; a sample of 20 never fits
 CRAWLS = {
     "normal": dict(kinds=["dict", "item"], settings={"SST_SAMPLE_PAGES": 10}),
     "pagecount": dict(settings={"CLOSESPIDER_PAGECOUNT": 12, "SST_SAMPLE_PAGES": 50}),
-    "itemcount": dict(settings={"CLOSESPIDER_ITEMCOUNT": 3, "SST_SAMPLE_PAGES": 3,
-                                "SST_SITE_KEY": "test_scrapy_runner.section_key"}),
+    "itemcount": dict(
+        settings={"CLOSESPIDER_ITEMCOUNT": 3, "SST_SAMPLE_PAGES": 3, "SST_SITE_KEY": "test_scrapy_runner.section_key"}
+    ),
     "sigint": dict(sigint_after=10, kinds=["dict", "dataclass"], settings={"SST_SAMPLE_PAGES": 50}),
     "held_bytes": dict(settings={"SST_MAX_HELD_BYTES": HELD_BYTES_BOUND, "SST_SAMPLE_PAGES": 20}),
-    "held_items": dict(kinds=["dict", "item", "dataclass"],  # 3 items a page, cap 2
-                       settings={"SST_MAX_HELD_ITEMS": 2, "SST_SAMPLE_PAGES": 20}),
+    "held_items": dict(
+        kinds=["dict", "item", "dataclass"],  # 3 items a page, cap 2
+        settings={"SST_MAX_HELD_ITEMS": 2, "SST_SAMPLE_PAGES": 20},
+    ),
     "non_html": dict(resources=RESOURCES, start_item=True, max_pages=3),
     "types": dict(kinds=TYPE_KINDS, max_pages=12),
     "disabled": dict(settings={"SST_ENABLED": False}, max_pages=5),
     "timeout": dict(settings={"SST_HOLD_TIMEOUT": 0, "SST_SAMPLE_PAGES": 50}),
-    "failed_flush": dict(max_pages=10, settings={
-        "SST_SAMPLE_PAGES": 50, "DOWNLOADER_MIDDLEWARES": {"test_scrapy_runner.BlockDataUrls": 1}}),
-    "source_field": dict(kinds=["html"], max_pages=8, settings={
-        "SST_SOURCE_FIELD": "html", "SST_SENTENCES_FIELD": "sentences", "SST_BLOCKS_FIELD": "blocks"}),
+    "failed_flush": dict(
+        max_pages=10,
+        settings={"SST_SAMPLE_PAGES": 50, "DOWNLOADER_MIDDLEWARES": {"test_scrapy_runner.BlockDataUrls": 1}},
+    ),
+    "source_field": dict(
+        kinds=["html"],
+        max_pages=8,
+        settings={"SST_SOURCE_FIELD": "html", "SST_SENTENCES_FIELD": "sentences", "SST_BLOCKS_FIELD": "blocks"},
+    ),
 }
 
 

@@ -1,4 +1,5 @@
 """The README's demo command, run as a user runs it: ``scrapy crawl demo -O cleaned.jsonl``."""
+
 from __future__ import annotations
 
 import json
@@ -12,26 +13,44 @@ from urllib.parse import urlsplit
 import pytest
 
 from sst_cleaner import available_methods
+from sst_cleaner.engine._text import split_sentences
 from sst_cleaner.tools.demo import DemoSite
 from sst_cleaner.tools.demo import words as W
-from sst_cleaner.engine._text import split_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # site furniture of the demo: none of it may reach a cleaned item
-BOILERPLATE = ["Accept all cookies", "We use cookies", "All rights reserved", "Advertisement",
-               "Most read", "Related articles", "Subscribe to the Morning Ledger newsletter",
-               "Share this story", "Learn more", "Search the Ledger", "Terms of use",
-               "Advertise with us", "Annual report (PDF)"] + W.ADS
+BOILERPLATE = [
+    "Accept all cookies",
+    "We use cookies",
+    "All rights reserved",
+    "Advertisement",
+    "Most read",
+    "Related articles",
+    "Subscribe to the Morning Ledger newsletter",
+    "Share this story",
+    "Learn more",
+    "Search the Ledger",
+    "Terms of use",
+    "Advertise with us",
+    "Annual report (PDF)",
+] + W.ADS
 
 
-@pytest.mark.skipif("default" not in available_methods(),
-                    reason="the default method (sst_cleaner/hybrid.py) is not registered yet")
+@pytest.mark.skipif(
+    "default" not in available_methods(), reason="the default method (sst_cleaner/hybrid.py) is not registered yet"
+)
 def test_demo_crawl_feed_is_clean(tmp_path):
     out = tmp_path / "cleaned.jsonl"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "demo", "-O", str(out)],
-                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "demo", "-O", str(out)],
+        cwd=str(ROOT),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     site = DemoSite()  # the spider's defaults: seed 7, 60 articles

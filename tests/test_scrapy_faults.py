@@ -8,6 +8,7 @@ pages after yielding its items. Every fault is a pure function of the URL, so ea
 works out from the yielded ids alone which items must be flagged how. Items are read back
 from the crawl's JSON-lines feed (FEEDS), i.e. what a user would get.
 """
+
 from __future__ import annotations
 
 import collections
@@ -27,15 +28,20 @@ KINDS = ["dict", "item", "status"]  # PageItem has no sst_status field; StatusIt
 STATUS_KINDS = {"dict", "status"}
 
 FAULTS = dict(
-    faulty_method=True, raise_mod=SPIDER_FAIL_MOD, kinds=KINDS,
-    settings={"SST_METHOD": "faulty",
-              "SST_PARAMS": {"fail_clean_mod": CLEAN_FAIL_MOD, "fail_fit_sites": FIT_FAIL_SITES},
-              "SST_SITE_KEY": "test_scrapy_runner.fault_site",
-              # the faults happen in the worker processes (SST_WORKERS' default), whose
-              # exceptions must come back to the Scrapy process as any other
-              # two workers: sites a0, a1, a2 are pinned to one, "listing" to the other
-              "SST_WORKERS": "process", "SST_PROCESSES": 2,
-              "SST_WORKER_INIT": "test_scrapy_runner.register_faulty_method"},
+    faulty_method=True,
+    raise_mod=SPIDER_FAIL_MOD,
+    kinds=KINDS,
+    settings={
+        "SST_METHOD": "faulty",
+        "SST_PARAMS": {"fail_clean_mod": CLEAN_FAIL_MOD, "fail_fit_sites": FIT_FAIL_SITES},
+        "SST_SITE_KEY": "test_scrapy_runner.fault_site",
+        # the faults happen in the worker processes (SST_WORKERS' default), whose
+        # exceptions must come back to the Scrapy process as any other
+        # two workers: sites a0, a1, a2 are pinned to one, "listing" to the other
+        "SST_WORKERS": "process",
+        "SST_PROCESSES": 2,
+        "SST_WORKER_INIT": "test_scrapy_runner.register_faulty_method",
+    },
 )
 
 CRAWLS = {
@@ -88,18 +94,24 @@ def crawls(demo_server, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("fault-crawls")
     with ThreadPoolExecutor(max_workers=len(CRAWLS) + len(LIMIT_CRAWLS)) as pool:
         extra = {"itemcount": {"SST_SAMPLE_PAGES": _sample_between_sites(demo_server.site)}}
-        futures = {name: pool.submit(_crawl, workdir, name, demo_server.url, extra.get(name, {}))
-                   for name in CRAWLS}
+        futures = {name: pool.submit(_crawl, workdir, name, demo_server.url, extra.get(name, {})) for name in CRAWLS}
         for name, params in LIMIT_CRAWLS.items():
-            futures[name] = pool.submit(crawl_in_subprocess, workdir, f"limits-{name}", url=demo_server.url,
-                                        kinds=["dict"], max_pages=6,
-                                        settings={"SST_METHOD": "cetd", "SST_PARAMS": params})
+            futures[name] = pool.submit(
+                crawl_in_subprocess,
+                workdir,
+                f"limits-{name}",
+                url=demo_server.url,
+                kinds=["dict"],
+                max_pages=6,
+                settings={"SST_METHOD": "cetd", "SST_PARAMS": params},
+            )
         yield futures
         for future in futures.values():
             future.cancel()
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
 
 def _path(item_id: str) -> str:
     return item_id.split("#", 1)[0]
@@ -111,9 +123,11 @@ def _url(item_id: str) -> str:
 
 def _sst_error_lines(log: str, needle: str) -> list[str]:
     """Log records (not traceback lines) of sst_cleaner at ERROR that mention ``needle``."""
-    return [line for line in log.splitlines()
-            if re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sst_cleaner[.\w]*\] ERROR: ", line)
-            and needle in line]
+    return [
+        line
+        for line in log.splitlines()
+        if re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[sst_cleaner[.\w]*\] ERROR: ", line) and needle in line
+    ]
 
 
 def _check_delivery_and_flags(result: dict) -> dict:
@@ -150,8 +164,7 @@ def _check_delivery_and_flags(result: dict) -> dict:
     failing_pages = {_path(i) for i in by_id if url_bucket(_url(i), CLEAN_FAIL_MOD) == 1}
     assert failing_pages, "no item hit a cleaning fault: the test proves nothing"
     assert sst_stat(result, "errors/clean") == len(failing_pages)  # once per page, not per item
-    assert sst_stat(result, "errors") == sum(v for k, v in result["stats"].items()
-                                         if k.startswith("sst/errors/"))
+    assert sst_stat(result, "errors") == sum(v for k, v in result["stats"].items() if k.startswith("sst/errors/"))
     # the spider's own failures happened, and their pages' items were not lost
     assert result["stats"].get("spider_exceptions/InjectedSpiderError", 0) > 0
     assert any(url_bucket(_url(i), SPIDER_FAIL_MOD) == 0 for i in by_id)
@@ -171,6 +184,7 @@ def _check_logged_once(result: dict) -> None:
 
 
 # -- the crawls -------------------------------------------------------------------------------
+
 
 def test_faults_normal_end(crawls):
     result = crawls["end"].result()
@@ -225,6 +239,7 @@ def test_limit_statuses(crawls, status):
 
 
 # -- units: no crawl --------------------------------------------------------------------------
+
 
 class _Stats:
     def __init__(self):

@@ -1,5 +1,6 @@
 """The Scrapy layer writes the chosen format into the text field, each format and the
 metadata into their own fields, and says once per site when a page was cut."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,11 +20,16 @@ def test_format_settings_are_checked():
 
 
 def test_crawl_writes_formats_metadata_and_logs_cuts_once(demo_server, tmp_path):
-    settings = {"SST_METHOD": "default", "SST_SAMPLE_PAGES": 10, "SST_FORMAT": "markdown",
-                "SST_MARKDOWN_FIELD": "markdown", "SST_HTML_FIELD": "html_out",
-                "SST_METADATA_FIELD": "metadata",
-                # every page of the site is cut: the warning must still come once
-                "SST_PARAMS": {"max_tags": 100}}
+    settings = {
+        "SST_METHOD": "default",
+        "SST_SAMPLE_PAGES": 10,
+        "SST_FORMAT": "markdown",
+        "SST_MARKDOWN_FIELD": "markdown",
+        "SST_HTML_FIELD": "html_out",
+        "SST_METADATA_FIELD": "metadata",
+        # every page of the site is cut: the warning must still come once
+        "SST_PARAMS": {"max_tags": 100},
+    }
     result = crawl_in_subprocess(tmp_path, "formats", url=demo_server.url, settings=settings, max_pages=14)
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
     articles = [r for r in result["received"] if "/article/" in r["id"] and r["text"]]

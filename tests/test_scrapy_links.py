@@ -1,6 +1,7 @@
 """Issue 4: ``scrapy crawl demo_links`` (CrawlSpider + InformativeLinkExtractor) follows
 fewer links than the plain LinkExtractor and still reaches every article page; plus the
 pagination rule and the model lock of the extractor, worked out by hand."""
+
 from __future__ import annotations
 
 import json
@@ -24,28 +25,35 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # -- pagination ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("page, link", [
-    ("http://s.com/news/", "http://s.com/news/page/2/"),          # first page has no number
-    ("http://s.com/news/page/2/", "http://s.com/news/page/3/"),   # number changes
-    ("http://s.com/news/page/3/", "http://s.com/news/"),          # back to the first page
-    ("http://s.com/news", "http://s.com/news/2"),                 # number without a word
-    ("http://s.com/list?page=2&sort=new", "http://s.com/list?sort=new&page=3"),
-    ("http://s.com/list?sort=new", "http://s.com/list?sort=new&page=2"),
-])
+
+@pytest.mark.parametrize(
+    "page, link",
+    [
+        ("http://s.com/news/", "http://s.com/news/page/2/"),  # first page has no number
+        ("http://s.com/news/page/2/", "http://s.com/news/page/3/"),  # number changes
+        ("http://s.com/news/page/3/", "http://s.com/news/"),  # back to the first page
+        ("http://s.com/news", "http://s.com/news/2"),  # number without a word
+        ("http://s.com/list?page=2&sort=new", "http://s.com/list?sort=new&page=3"),
+        ("http://s.com/list?sort=new", "http://s.com/list?sort=new&page=2"),
+    ],
+)
 def test_pages_of_one_series(page, link):
     assert same_series(page, link) and same_series(link, page)
 
 
-@pytest.mark.parametrize("page, link", [
-    ("http://s.com/news/", "http://t.com/news/page/2/"),          # other host
-    ("http://s.com/news/", "http://s.com/sport/page/2/"),         # other series
-    ("http://s.com/news/", "http://s.com/news/story-12.html"),    # an article, not a page
-    ("http://s.com/news/", "http://s.com/news/123456"),           # an id, too long for a page
-    ("http://s.com/news/", "http://s.com/news/a/b/2"),            # two words before the number
-    ("http://s.com/list?page=2", "http://s.com/list?page=2"),     # the page itself
-    ("http://s.com/list?page=2", "http://s.com/list?page=3&sort=x"),  # two parameters change
-    ("http://s.com/list?page=2", "http://s.com/list?page=next"),  # not a number
-])
+@pytest.mark.parametrize(
+    "page, link",
+    [
+        ("http://s.com/news/", "http://t.com/news/page/2/"),  # other host
+        ("http://s.com/news/", "http://s.com/sport/page/2/"),  # other series
+        ("http://s.com/news/", "http://s.com/news/story-12.html"),  # an article, not a page
+        ("http://s.com/news/", "http://s.com/news/123456"),  # an id, too long for a page
+        ("http://s.com/news/", "http://s.com/news/a/b/2"),  # two words before the number
+        ("http://s.com/list?page=2", "http://s.com/list?page=2"),  # the page itself
+        ("http://s.com/list?page=2", "http://s.com/list?page=3&sort=x"),  # two parameters change
+        ("http://s.com/list?page=2", "http://s.com/list?page=next"),  # not a number
+    ],
+)
 def test_not_pages_of_one_series(page, link):
     assert not same_series(page, link)
 
@@ -64,12 +72,12 @@ def test_pager_link_text_and_rel():
 
 # -- the extractor on a hand-built page ---------------------------------------------------
 
+
 def test_pagination_kept_besides_link_blocks_menu_dropped():
     model = SiteCleaner(method="wisdom").fit(SITE)
     url, html = SITE[0]
     # the same page with a pager: "Next" is template-like text, yet a page of the series
-    html = html.replace("<div id='foot'>", "<div class='pager'><a href='/a1?page=2'>Next</a></div>"
-                        "<div id='foot'>")
+    html = html.replace("<div id='foot'>", "<div class='pager'><a href='/a1?page=2'>Next</a></div><div id='foot'>")
     response = HtmlResponse(url=url, body=html.encode("utf-8"), encoding="utf-8")
     on = InformativeLinkExtractor(models={"ex.com": model})
     urls = [link.url for link in on.extract_links(response)]
@@ -87,10 +95,16 @@ def test_teaser_whose_headline_recurs_on_the_site_keeps_its_link():
     from sst_cleaner.tools.demo.site import DemoSite
 
     site, base = DemoSite(seed=11, n_articles=60, per_listing=4), "http://127.0.0.1:8000"
-    sample = ["/", "/article/inside-the-distant-botanist-of-pellmarsh-0.html", "/section/science/",
-              "/article/the-village-that-inspected-a-mill-57.html", "/section/culture/", "/section/sport/",
-              "/article/how-kettering-restored-its-wooden-bridge-2.html",
-              "/article/how-larkspur-surveyed-its-fragile-sculptor-10.html"]
+    sample = [
+        "/",
+        "/article/inside-the-distant-botanist-of-pellmarsh-0.html",
+        "/section/science/",
+        "/article/the-village-that-inspected-a-mill-57.html",
+        "/section/culture/",
+        "/section/sport/",
+        "/article/how-kettering-restored-its-wooden-bridge-2.html",
+        "/article/how-larkspur-surveyed-its-fragile-sculptor-10.html",
+    ]
     model = SiteCleaner(method="wisdom").fit([(base + p, site.page(p)) for p in sample])
     lx = InformativeLinkExtractor(models={"127.0.0.1": model})
     articles = set(site.article_paths)
@@ -101,7 +115,7 @@ def test_teaser_whose_headline_recurs_on_the_site_keeps_its_link():
         response = HtmlResponse(url=base + path, body=html.encode("utf-8"), encoding="utf-8")
         teasers = set(response.css("main section div h2 a::attr(href)").getall())
         assert teasers and teasers <= articles
-        kept = {link.url[len(base):] for link in lx.extract_links(response)}
+        kept = {link.url[len(base) :] for link in lx.extract_links(response)}
         assert teasers <= kept, (path, teasers - kept)
         # the menu's other sections are still dropped (the section's own first page is
         # this page's series)
@@ -150,17 +164,33 @@ def test_model_used_under_the_store_lock():
 
 # -- the real crawl -----------------------------------------------------------------------
 
+
 def _start_crawl(tmp: Path, links: str) -> tuple[subprocess.Popen, Path]:
     out = tmp / f"summary-{links}.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "demo_links", "-a", f"links={links}",
-           "-a", "seed=11", "-a", "summary=" + str(out), "-s", "SST_SAMPLE_PAGES=10",
-           # a local server answers at once: with Scrapy's 16 concurrent requests most of
-           # the site is downloaded before the first fit ends (and a worker process has
-           # started), which no real site allows
-           "-s", "CONCURRENT_REQUESTS=4", "-s", "SST_WORKERS=thread"]
-    proc = subprocess.Popen(cmd, cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "demo_links",
+        "-a",
+        f"links={links}",
+        "-a",
+        "seed=11",
+        "-a",
+        "summary=" + str(out),
+        "-s",
+        "SST_SAMPLE_PAGES=10",
+        # a local server answers at once: with Scrapy's 16 concurrent requests most of
+        # the site is downloaded before the first fit ends (and a worker process has
+        # started), which no real site allows
+        "-s",
+        "CONCURRENT_REQUESTS=4",
+        "-s",
+        "SST_WORKERS=thread",
+    ]
+    proc = subprocess.Popen(cmd, cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return proc, out
 
 

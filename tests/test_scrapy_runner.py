@@ -6,6 +6,7 @@ what happened to ``config["out"]``: every item id the spider yielded, every item
 last item pipeline received (with its text), the crawl stats and the finish reason.
 A fresh process per crawl keeps crawls independent (one reactor per process).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,6 +59,7 @@ class DataclassItem:
 
 
 if attrs is not None:
+
     @attrs.define
     class AttrsItem:
         id: str
@@ -72,8 +74,12 @@ def make_item(kind: str, item_id: str, url: str) -> Any:
         return PageItem(id=item_id, url=url)
     if kind == "html":  # HTML carried in the item itself (SST_SOURCE_FIELD = "html")
         sentence = f"The field copy of {url.rsplit('/', 1)[-1]} was written by the spider itself."
-        return {"id": item_id, "url": url, "expect": sentence,
-                "html": f"<html><body><div><p>{sentence}</p></div></body></html>"}
+        return {
+            "id": item_id,
+            "url": url,
+            "expect": sentence,
+            "html": f"<html><body><div><p>{sentence}</p></div></body></html>",
+        }
     if kind == "status":
         return StatusItem(id=item_id, url=url)
     if kind == "notext":
@@ -94,6 +100,7 @@ def section_key(url: str) -> str:
 # -- fault injection (tests/test_scrapy_faults.py) ------------------------------------------
 # Every fault is a pure function of the page URL, so a test can work out which items were
 # hit without looking at the crawl.
+
 
 class InjectedSpiderError(RuntimeError):
     pass
@@ -125,8 +132,8 @@ def register_faulty_method() -> None:
     Registered only in the crawl's process, on demand, so the test process's list of
     methods (which other tests iterate) never holds it.
     """
-    from sst_cleaner.engine.methods.cetd import CETDMethod
     from sst_cleaner import register_method
+    from sst_cleaner.engine.methods.cetd import CETDMethod
 
     @register_method("faulty")
     class FaultyMethod(CETDMethod):
@@ -158,8 +165,8 @@ def register_crashing_method() -> None:
     """
     import multiprocessing
 
-    from sst_cleaner.engine.methods.cetd import CETDMethod
     from sst_cleaner import register_method
+    from sst_cleaner.engine.methods.cetd import CETDMethod
 
     @register_method("crashing")
     class CrashingMethod(CETDMethod):
@@ -176,9 +183,13 @@ def register_crashing_method() -> None:
 
         def clean(self, page: Any) -> Any:
             url = page.url or ""
-            if (self.crash_mod and multiprocessing.parent_process() is not None
-                    and url not in self.fitted_urls
-                    and "/article/" in url and url_bucket(url, self.crash_mod) == self.crash_bucket):
+            if (
+                self.crash_mod
+                and multiprocessing.parent_process() is not None
+                and url not in self.fitted_urls
+                and "/article/" in url
+                and url_bucket(url, self.crash_mod) == self.crash_bucket
+            ):
                 if not self.crash_marker:
                     os._exit(70)
                 try:
@@ -198,12 +209,20 @@ class RecordPipeline:
         from itemadapter import ItemAdapter
 
         adapter = ItemAdapter(item)
-        RECEIVED.append({"id": adapter.get("id"), "text": adapter.get("text"),
-                         "status": adapter.get("sst_status"),
-                         "type": type(item).__name__, "expect": adapter.get("expect"),
-                         "sentences": adapter.get("sentences"), "blocks": adapter.get("blocks"),
-                         "markdown": adapter.get("markdown"), "html": adapter.get("html_out"),
-                         "metadata": adapter.get("metadata")})
+        RECEIVED.append(
+            {
+                "id": adapter.get("id"),
+                "text": adapter.get("text"),
+                "status": adapter.get("sst_status"),
+                "type": type(item).__name__,
+                "expect": adapter.get("expect"),
+                "sentences": adapter.get("sentences"),
+                "blocks": adapter.get("blocks"),
+                "markdown": adapter.get("markdown"),
+                "html": adapter.get("html_out"),
+                "metadata": adapter.get("metadata"),
+            }
+        )
         return item
 
 
@@ -219,8 +238,8 @@ class SlowPipeline:
         return cls(crawler.settings.getfloat("SLOW_PIPELINE_SECONDS", 0.05))
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
-        from twisted.internet import reactor, task
         from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import reactor, task
 
         await maybe_deferred_to_future(task.deferLater(reactor, self.seconds, lambda: None))
         return item
@@ -302,8 +321,7 @@ def main(config_path: str) -> None:
     crawler = process.create_crawler(mod.ProbeSpider)
     process.crawl(crawler, cfg=cfg)
     process.start()
-    stats = {k: (v if isinstance(v, (int, float, str)) else str(v))
-             for k, v in crawler.stats.get_stats().items()}
+    stats = {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in crawler.stats.get_stats().items()}
     with open(cfg["out"], "w", encoding="utf-8") as fh:
         json.dump({"yielded": mod.YIELDED, "received": mod.RECEIVED, "stats": stats}, fh)
 

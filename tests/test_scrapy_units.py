@@ -1,14 +1,17 @@
 """Unit tests of the Scrapy layer's pieces that need no crawl."""
+
 from __future__ import annotations
 
 import os
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
 from sst_cleaner.scrapy._settings import DEFAULTS, load_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore, domain_key, host_key, model_filename
+from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
 
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
 
@@ -26,8 +29,18 @@ def test_model_filename_is_safe_for_any_key(key):
 
 
 def test_model_filename_keeps_distinct_keys_apart():
-    keys = ["example.com", "example_com", "EXAMPLE.com", "../../etc/passwd", "con", "nul", "a" * 5000,
-            "a" * 4999 + "b", "\x00evil", "ünïcode.example"]
+    keys = [
+        "example.com",
+        "example_com",
+        "EXAMPLE.com",
+        "../../etc/passwd",
+        "con",
+        "nul",
+        "a" * 5000,
+        "a" * 4999 + "b",
+        "\x00evil",
+        "ünïcode.example",
+    ]
     names = [model_filename(k) for k in keys]
     assert len(set(names)) == len(keys)
     assert model_filename("example.com") == model_filename("example.com")
@@ -73,8 +86,8 @@ def test_store_site_key_callable_and_item_binding():
 
 
 def test_answers_that_finish_together_reach_the_reactor_in_order_with_one_wake_up(monkeypatch, caplog):
-    from concurrent.futures import Future
     import threading
+    from concurrent.futures import Future
 
     from twisted.internet import reactor
 

@@ -6,10 +6,10 @@ What must hold in every one: each item the spider yields reaches the pipelines e
 once; an item whose cleaning was lost with a dead worker is flagged ``error`` (uncleaned),
 counted in ``sst/errors/clean``, and the crawl goes on (new worker, or threads).
 """
+
 from __future__ import annotations
 
 import collections
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -30,21 +30,37 @@ SAME = dict(kinds=["dict", "status"], settings={"SST_SAMPLE_PAGES": 10, "SST_MAX
 CRAWLS = {
     "process": dict(SAME, settings=dict(SAME["settings"], SST_WORKERS="process", SST_PROCESSES=2)),
     "thread": dict(SAME, settings=dict(SAME["settings"], SST_WORKERS="thread")),
-    "crash_often": dict(crashing_method=True, settings={
-        "SST_METHOD": "crashing", "SST_PARAMS": CRASH_OFTEN, "SST_WORKER_INIT": CRASH_INIT,
-        "SST_WORKERS": "process", "SST_SAMPLE_PAGES": 5}),
+    "crash_often": dict(
+        crashing_method=True,
+        settings={
+            "SST_METHOD": "crashing",
+            "SST_PARAMS": CRASH_OFTEN,
+            "SST_WORKER_INIT": CRASH_INIT,
+            "SST_WORKERS": "process",
+            "SST_SAMPLE_PAGES": 5,
+        },
+    ),
     # a method the workers do not know (no SST_WORKER_INIT): threads instead
-    "no_init": dict(faulty_method=True, max_pages=10, settings={
-        "SST_METHOD": "faulty", "SST_WORKERS": "process"}),
+    "no_init": dict(faulty_method=True, max_pages=10, settings={"SST_METHOD": "faulty", "SST_WORKERS": "process"}),
 }
 
 
 def _crash_once(workdir, url: str) -> dict:
     marker = workdir / "crashed-url.txt"
     params = {"crash_mod": CRASH_MOD, "crash_bucket": 3, "crash_marker": str(marker)}
-    result = crawl_in_subprocess(workdir, "crash_once", url=url, crashing_method=True, settings={
-        "SST_METHOD": "crashing", "SST_PARAMS": params, "SST_WORKER_INIT": CRASH_INIT,
-        "SST_WORKERS": "process", "SST_SAMPLE_PAGES": 5})
+    result = crawl_in_subprocess(
+        workdir,
+        "crash_once",
+        url=url,
+        crashing_method=True,
+        settings={
+            "SST_METHOD": "crashing",
+            "SST_PARAMS": params,
+            "SST_WORKER_INIT": CRASH_INIT,
+            "SST_WORKERS": "process",
+            "SST_SAMPLE_PAGES": 5,
+        },
+    )
     result["crashed_url"] = marker.read_text(encoding="utf-8") if marker.exists() else None
     return result
 
@@ -52,10 +68,12 @@ def _crash_once(workdir, url: str) -> dict:
 def _reuse_pair(workdir, url: str) -> tuple[dict, dict]:
     """A thread-mode crawl saves the model; a process-mode crawl loads it in its worker."""
     base = {"SST_MODEL_DIR": str(workdir / "models"), "SST_SAMPLE_PAGES": 5}
-    first = crawl_in_subprocess(workdir, "reuse-threads", url=url, max_pages=15,
-                                settings=dict(base, SST_WORKERS="thread"))
-    second = crawl_in_subprocess(workdir, "reuse-processes", url=url, max_pages=15,
-                                 settings=dict(base, SST_WORKERS="process"))
+    first = crawl_in_subprocess(
+        workdir, "reuse-threads", url=url, max_pages=15, settings=dict(base, SST_WORKERS="thread")
+    )
+    second = crawl_in_subprocess(
+        workdir, "reuse-processes", url=url, max_pages=15, settings=dict(base, SST_WORKERS="process")
+    )
     return first, second
 
 
@@ -63,8 +81,10 @@ def _reuse_pair(workdir, url: str) -> tuple[dict, dict]:
 def crawls(demo_server, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("worker-crawls")
     with ThreadPoolExecutor(max_workers=PARALLEL_CRAWLS) as pool:
-        futures = {"crash_once": pool.submit(_crash_once, workdir, demo_server.url),
-                   "reuse": pool.submit(_reuse_pair, workdir, demo_server.url)}
+        futures = {
+            "crash_once": pool.submit(_crash_once, workdir, demo_server.url),
+            "reuse": pool.submit(_reuse_pair, workdir, demo_server.url),
+        }
         for name, cfg in CRAWLS.items():
             futures[name] = pool.submit(crawl_in_subprocess, workdir, name, url=demo_server.url, **cfg)
         yield futures
@@ -163,6 +183,7 @@ def test_model_saved_by_threads_is_loaded_by_a_worker(crawls):
 
 
 # -- settings -------------------------------------------------------------------------------
+
 
 def test_worker_settings():
     cfg = load_config({})

@@ -1,16 +1,20 @@
 """The informative-sentences method: E(S) against T, per-node tuning."""
+
 from sst_cleaner import SiteCleaner
 
 FOOTER = "Copyright the example gazette and its partners"
 
 
 def page(story: str) -> str:
-    return (f'<html><body><div class="nav"><p>{FOOTER}.</p></div>'
-            f'<div class="body"><p>{story}</p></div></body></html>')
+    return f'<html><body><div class="nav"><p>{FOOTER}.</p></div><div class="body"><p>{story}</p></div></body></html>'
 
 
-STORIES = ["Apples grow in the northern valley orchards.", "Bridges need careful inspection every spring.",
-           "Comets cross the night sky rarely.", "Dolphins swim along the southern coast."]
+STORIES = [
+    "Apples grow in the northern valley orchards.",
+    "Bridges need careful inspection every spring.",
+    "Comets cross the night sky rarely.",
+    "Dolphins swim along the southern coast.",
+]
 
 
 def test_template_sentence_is_redundant_and_story_is_kept():

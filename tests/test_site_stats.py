@@ -1,4 +1,5 @@
 """Site statistics: entropies and recurrence that can be checked on paper."""
+
 import math
 
 from sst_cleaner.engine._dom import parse_html
@@ -41,8 +42,10 @@ def test_feature_entropy_matches_hand_computation():
 
 
 def test_own_page_is_taken_out_of_the_evidence():
-    pages = [page(f'<div class="nav"><p>Home News Sport.</p></div><div class="body"><p>Story {w}.</p></div>')
-             for w in ("alpha", "beta", "gamma")]
+    pages = [
+        page(f'<div class="nav"><p>Home News Sport.</p></div><div class="body"><p>Story {w}.</p></div>')
+        for w in ("alpha", "beta", "gamma")
+    ]
     stats = SiteStats()
     for pa in pages:
         stats.add(pa)
@@ -50,8 +53,8 @@ def test_own_page_is_taken_out_of_the_evidence():
     assert view.own == 1 and view.n_other == 2
     nav_sent = pages[0].blocks[0].sentences[0]
     body_sent = pages[0].blocks[1].sentences[0]
-    assert view.sentence_df(nav_sent.hash) == 2      # on both other pages
-    assert view.sentence_df(body_sent.hash) == 0     # only on itself
+    assert view.sentence_df(nav_sent.hash) == 2  # on both other pages
+    assert view.sentence_df(body_sent.hash) == 0  # only on itself
     # the nav sentence has the same words on the two other pages: entropy log_2(2) = 1
     assert math.isclose(view.sentence_entropy(pages[0].blocks[0].key, nav_sent), 1.0)
     # "story" is on both other pages (H = 1), "alpha" only on this one (H = 0 once the
@@ -60,8 +63,10 @@ def test_own_page_is_taken_out_of_the_evidence():
 
 
 def test_node_template_share():
-    pages = [page(f'<ul class="menu"><li>Home</li><li>About</li><li>{w} offer</li></ul>')
-             for w in ("red", "green", "blue", "black")]
+    pages = [
+        page(f'<ul class="menu"><li>Home</li><li>About</li><li>{w} offer</li></ul>')
+        for w in ("red", "green", "blue", "black")
+    ]
     stats = SiteStats()
     for pa in pages:
         stats.add(pa)
@@ -72,7 +77,7 @@ def test_node_template_share():
 
 
 def test_round_trip_keeps_evidence():
-    pages = [page(f'<p>Same footer text.</p><p>Own text {w}.</p>') for w in ("one", "two")]
+    pages = [page(f"<p>Same footer text.</p><p>Own text {w}.</p>") for w in ("one", "two")]
     stats = SiteStats()
     for pa in pages:
         stats.add(pa)
@@ -86,8 +91,10 @@ def test_round_trip_keeps_evidence():
 
 def test_feature_sums_are_the_papers_s_and_q():
     # one node on 2 pages: "appl" occurs 3 times then once, "pie" once then not at all
-    pages = [page('<div class="body"><p>Apple apple pie. Apple again.</p></div>'),
-             page('<div class="body"><p>Apple tart.</p></div>')]
+    pages = [
+        page('<div class="body"><p>Apple apple pie. Apple again.</p></div>'),
+        page('<div class="body"><p>Apple tart.</p></div>'),
+    ]
     stats = SiteStats()
     for pa in pages:
         stats.add(pa)
@@ -101,9 +108,11 @@ def test_block_context_and_hints_come_from_its_own_ancestors():
     # the two outer divs have one style label (class values are cut at 80 characters)
     # but say different things: "comment" marks only the first one's paragraph
     long = "a" * 90
-    pa = page(f'<div class="{long} comment"><ul><li>First reader comment here.</li></ul></div>'
-              f'<div class="{long} other"><p>The article itself goes on.</p></div>'
-              '<nav><p>Home and more links.</p></nav>')
+    pa = page(
+        f'<div class="{long} comment"><ul><li>First reader comment here.</li></ul></div>'
+        f'<div class="{long} other"><p>The article itself goes on.</p></div>'
+        "<nav><p>Home and more links.</p></nav>"
+    )
     first, second, third = pa.blocks
     assert style_label(first.block.element.getparent().getparent()) == style_label(second.block.element.getparent())
     assert first.hints & 1 and not second.hints & 1  # HINT_COMMENT
@@ -119,8 +128,13 @@ def _hint_bits(attrs: str) -> int:
 
 def test_class_and_id_hints_match_at_word_starts_only():
     # a comment section, however its designer spelt it
-    for attrs in ('class="comments"', 'id="comment-list"', 'class="commentList"', 'class="post_replies"',
-                  'id="disqus_thread"'):
+    for attrs in (
+        'class="comments"',
+        'id="comment-list"',
+        'class="commentList"',
+        'class="post_replies"',
+        'id="disqus_thread"',
+    ):
         assert _hint_bits(attrs) & 1, attrs  # HINT_COMMENT
     # words that merely contain a hint word
     assert not _hint_bits('class="correspond"') & 1
@@ -133,8 +147,12 @@ def test_class_and_id_hints_match_at_word_starts_only():
 
 def test_near_hints_leave_out_body_and_far_ancestors():
     # WordPress marks BODY "comments-open" on every article page
-    pa = analyse_page(parse_html('<html><body class="single comments-open"><div><div><div><div class="x">'
-                                 '<p>Article text of the page.</p></div></div></div></div></body></html>'))
+    pa = analyse_page(
+        parse_html(
+            '<html><body class="single comments-open"><div><div><div><div class="x">'
+            "<p>Article text of the page.</p></div></div></div></div></body></html>"
+        )
+    )
     (blk,) = pa.blocks
     assert blk.hints & 1 and not blk.near_hints & 1
     deep = page('<div class="sidebar"><div><div><div><p>Deep paragraph text here.</p></div></div></div></div>')

@@ -1,5 +1,6 @@
 """The "sst" SiteCleaner method: MapSST labels, unseen styles, fallback, locally noisy
 sentences, incremental fitting, save/load, deep pages."""
+
 import json
 
 from lxml import etree
@@ -11,8 +12,10 @@ from sst_cleaner.engine.methods.sst.sst import SSTMethod
 
 # navigation box identical on every page (noisy), main box with changing words
 # (meaningful): see test_importance.test_toy_site_importance_by_hand for the numbers
-TOY = ('<html><head><title>T</title></head><body><div id="nav"><a href="/">home</a> '
-       '<a href="/n">news</a></div><div id="main"><p>{}</p></div>{}</body></html>')
+TOY = (
+    '<html><head><title>T</title></head><body><div id="nav"><a href="/">home</a> '
+    '<a href="/n">news</a></div><div id="main"><p>{}</p></div>{}</body></html>'
+)
 PAGES = [TOY.format("alpha beta", ""), TOY.format("gamma delta", ""), TOY.format("alpha epsilon", "")]
 
 
@@ -75,13 +78,16 @@ def test_partial_fit_equals_fit():
     full = SiteCleaner(method="sst", match="tolerant").fit(PAGES)
     page = TOY.format("zeta eta", '<div id="extra"><p>brand new box</p></div>')
     a, b = grown.clean(page), full.clean(page)
-    assert [(x.text, x.label, round(x.score, 9)) for x in a.blocks] == \
-        [(x.text, x.label, round(x.score, 9)) for x in b.blocks]
+    assert [(x.text, x.label, round(x.score, 9)) for x in a.blocks] == [
+        (x.text, x.label, round(x.score, 9)) for x in b.blocks
+    ]
 
 
 def test_locally_noisy_sentences_are_dropped():
-    tpl = ('<body><div id="nav"><a href="/">home</a><a href="/n">news</a></div><div id="main">'
-           '<p>{} Share this story.</p><p>Posted by staff.</p></div></body>')
+    tpl = (
+        '<body><div id="nav"><a href="/">home</a><a href="/n">news</a></div><div id="main">'
+        "<p>{} Share this story.</p><p>Posted by staff.</p></div></body>"
+    )
     pages = [tpl.format(w) for w in ("Kiwi mango.", "Lemon melon.", "Peach plum.")]
     c = SiteCleaner(method="sst").fit(pages)
     res = c.clean(pages[0])
@@ -105,8 +111,7 @@ def test_save_load_round_trip(tmp_path):
         loaded = SiteCleaner.load(path)
         assert loaded.n_pages == 3 and loaded.params == {"match": match, "t": 0.35}
         after = loaded.clean(page)
-        assert [(b.text, b.label, b.score) for b in after.blocks] == \
-            [(b.text, b.label, b.score) for b in before.blocks]
+        assert [(b.text, b.label, b.score) for b in after.blocks] == [(b.text, b.label, b.score) for b in before.blocks]
         loaded.partial_fit(PAGES[0], url="http://s.test/new")  # a loaded model keeps learning (a new page)
         assert loaded.n_pages == 4 and loaded.clean(page).method == "sst"
 

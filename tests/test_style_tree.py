@@ -1,13 +1,24 @@
 """Page and site style trees: keys, segment rules, top-down build, tolerant matching,
 JSON form, deep pages. Every expected value is worked out by hand in the comments."""
+
 import json
 
 import pytest
-from lxml import etree, html as lxml_html
+from lxml import etree
+from lxml import html as lxml_html
 
 from sst_cleaner.engine._dom import PreparedPage, parse_html
-from sst_cleaner.engine.methods.sst.style_tree import (ROOT_KEY, TEXT_KEY, SiteStyleTree, TreeFormatError, build_page_tree,
-                                    element_key, lcs_pairs, tree_from_dict, tree_to_dict)
+from sst_cleaner.engine.methods.sst.style_tree import (
+    ROOT_KEY,
+    TEXT_KEY,
+    SiteStyleTree,
+    TreeFormatError,
+    build_page_tree,
+    element_key,
+    lcs_pairs,
+    tree_from_dict,
+    tree_to_dict,
+)
 
 
 def pst(html: str):
@@ -45,9 +56,11 @@ def test_lcs_pairs():
 
 def _menu_page(n_links: int, title: str) -> str:
     items = "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(n_links))
-    return (f'<html><body><ul id="menu">{items}</ul>'
-            f'<div id="content"><h1>{title}</h1><div class="text"><p>{title} one</p><p>{title} two</p></div></div>'
-            f'</body></html>')
+    return (
+        f'<html><body><ul id="menu">{items}</ul>'
+        f'<div id="content"><h1>{title}</h1><div class="text"><p>{title} one</p><p>{title} two</p></div></div>'
+        f"</body></html>"
+    )
 
 
 def test_seven_and_nine_link_lists_are_one_style():
@@ -70,8 +83,10 @@ def test_seven_and_nine_link_lists_are_one_style():
 
 
 def test_single_child_chains_fold_and_direct_text_is_a_leaf():
-    t = pst('<body><div id="w"><div><div class="in"><p>a b</p><ul><li><a href="/x">x y</a>'
-            '<span>z</span></li><li>more</li></ul></div></div></div></body>')
+    t = pst(
+        '<body><div id="w"><div><div class="in"><p>a b</p><ul><li><a href="/x">x y</a>'
+        "<span>z</span></li><li>more</li></ul></div></div></div></body>"
+    )
     (body,) = t.children
     # body > div#w > div > div.in folds into body (outer key), children p and ul
     assert body.key == "body"
@@ -92,8 +107,10 @@ def test_style_node_used_by_two_of_four_pages():
     # div#a > p: the div is the leaf (parent of the actual leaf p). With bare text the
     # divs would be actual leaves and BODY itself the leaf (3.6, point 2).
     a = '<body><div id="a"><p>home news</p></div><div id="b"><p>kiwi {0}</p></div></body>'
-    c = ('<body><div id="a"><p>home news</p></div><table id="c"><tr><td>x</td>'
-         '<td><p>peach {0}</p><p>q</p></td></tr></table></body>')
+    c = (
+        '<body><div id="a"><p>home news</p></div><table id="c"><tr><td>x</td>'
+        "<td><p>peach {0}</p><p>q</p></td></tr></table></body>"
+    )
     sst = sst_of([a.format("mango"), a.format("lemon"), c.format("plum"), c.format("lime")])
     body = body_node(sst)
     assert body.m == 4
@@ -104,10 +121,12 @@ def test_style_node_used_by_two_of_four_pages():
 
 def _site_page(ad: bool, words: str) -> str:
     slot = '<div class="ad"><a href="/buy">Buy now</a></div>' if ad else ""
-    return (f'<body><div id="head"><a href="/">Home</a> <a href="/n">News</a></div>{slot}'
-            f'<div id="main"><h1>{words}</h1><div class="story"><p>{words} body</p><p>more {words}</p></div>'
-            f'<div class="share"><a href="/fb">Facebook</a></div></div>'
-            f'<div id="foot">Copyright notice</div></body>')
+    return (
+        f'<body><div id="head"><a href="/">Home</a> <a href="/n">News</a></div>{slot}'
+        f'<div id="main"><h1>{words}</h1><div class="story"><p>{words} body</p><p>more {words}</p></div>'
+        f'<div class="share"><a href="/fb">Facebook</a></div></div>'
+        f'<div id="foot">Copyright notice</div></body>'
+    )
 
 
 def test_exact_match_forks_on_an_ad_slot_tolerant_does_not():

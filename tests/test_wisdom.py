@@ -1,4 +1,5 @@
 """WISDOM on hand-built pages whose answer is worked out on paper."""
+
 import math
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._dom import parse_html
 from sst_cleaner.engine.methods.infodiscoverer import TermEntropy
-from sst_cleaner.engine.methods.wisdom import InformationTree, WisdomMethod, condense, expand, mib
+from sst_cleaner.engine.methods.wisdom import InformationTree, condense, expand, mib
 
 
 def test_incremental_entropy_equals_batch_on_random_data():
@@ -35,7 +36,7 @@ def test_term_weight_example_of_fig5():
     for a, b in [(2, 1), (2, 1), (2, 4)]:
         te.add_page({"terma": a, "termb": b})
     te.add_page({"other": 1})
-    assert 1 - te.entropy("terma") == pytest.approx(0.207519, abs=1e-6)   # = IDF = log_4 4/3
+    assert 1 - te.entropy("terma") == pytest.approx(0.207519, abs=1e-6)  # = IDF = log_4 4/3
     assert 1 - te.entropy("termb") == pytest.approx(0.374185, abs=1e-6)
 
 
@@ -43,9 +44,11 @@ def _tree(html, entropy=None):
     return InformationTree(parse_html(html, url="http://ex.com/p"), entropy or TermEntropy(), {})
 
 
-TREE_HTML = ("<html><body><div id='nav'><a href='/x'>Home</a><a href='/y'>World</a></div>"
-             "<div id='main'><p>" + "a" * 100 + "</p><p>" + "b" * 100 + "</p><p>" + "c" * 100 + "</p></div>"
-             "<div id='foot'>" + "f" * 20 + "</div></body></html>")
+TREE_HTML = (
+    "<html><body><div id='nav'><a href='/x'>Home</a><a href='/y'>World</a></div>"
+    "<div id='main'><p>" + "a" * 100 + "</p><p>" + "b" * 100 + "</p><p>" + "c" * 100 + "</p></div>"
+    "<div id='foot'>" + "f" * 20 + "</div></body></html>"
+)
 
 
 def _node(tree, el_id):
@@ -61,7 +64,7 @@ def test_kmib_walk_on_a_small_tree():
     # weights 0 (nav), 300/320, 20/320 over log_3
     w = np.array([300 / 320, 20 / 320])
     assert t.sii(0, f) == pytest.approx(float(-(w * np.log(w)).sum() / math.log(3)))
-    assert t.sii(main, f) == pytest.approx(1.0)      # three equal paragraphs
+    assert t.sii(main, f) == pytest.approx(1.0)  # three equal paragraphs
     always = lambda i: True  # noqa: E731
     # k = 1: body (SII 0.32 < 0.8) -> push main, foot; pop main: SII 1 > 0.8 -> taken
     assert mib(t, 1, f, 0.8, always) == [main]
@@ -84,9 +87,11 @@ def test_kmib_walk_on_a_small_tree():
 def test_condensing_drops_template_blocks_inside_the_article():
     te = TermEntropy()
     for _ in range(2):
-        te.add_page({"share": 1, "tweet": 1})     # EN = 1 -> W = 0
-    html = ("<html><body><div id='art'><p>unique words only here</p><p>more fresh text</p>"
-            "<div id='bar'>share tweet</div></div></body></html>")
+        te.add_page({"share": 1, "tweet": 1})  # EN = 1 -> W = 0
+    html = (
+        "<html><body><div id='art'><p>unique words only here</p><p>more fresh text</p>"
+        "<div id='bar'>share tweet</div></div></body></html>"
+    )
     t = _tree(html, te)
     art, bar = _node(t, "art"), _node(t, "bar")
     tc = lambda i: t.cii(i) >= 0.2  # noqa: E731
@@ -96,22 +101,30 @@ def test_condensing_drops_template_blocks_inside_the_article():
 
 def _story(i, titles):
     related = "".join(f"<li><a href='/a{j}'>{titles[j]}</a></li>" for j in titles if j != i)
-    return (f"<html><head><title>Story</title></head><body>"
-            f"<div id='nav'><a href='/home'>Home</a> <a href='/world'>World news</a> "
-            f"<a href='/sport'>Sport</a></div>"
-            f"<div id='main'><h1>{titles[i]}</h1><p>{BODY[i][0]}</p><p>{BODY[i][1]}</p></div>"
-            f"<div id='related'><ul>{related}</ul></div>"
-            f"<div id='foot'>Copyright example company all rights reserved</div></body></html>")
+    return (
+        f"<html><head><title>Story</title></head><body>"
+        f"<div id='nav'><a href='/home'>Home</a> <a href='/world'>World news</a> "
+        f"<a href='/sport'>Sport</a></div>"
+        f"<div id='main'><h1>{titles[i]}</h1><p>{BODY[i][0]}</p><p>{BODY[i][1]}</p></div>"
+        f"<div id='related'><ul>{related}</ul></div>"
+        f"<div id='foot'>Copyright example company all rights reserved</div></body></html>"
+    )
 
 
 TITLES = {1: "Volcano erupts near harbour", 2: "Parliament passes budget", 3: "Orchestra tours abroad"}
 BODY = {
-    1: ("Lava flowed toward fishing villages while residents packed belongings quickly.",
-        "Scientists measured tremors overnight and warned ships to keep their distance."),
-    2: ("Lawmakers approved spending plans after lengthy debates over taxation levels.",
-        "Opposition members criticised hospital funding cuts hidden inside annexes."),
-    3: ("Musicians rehearsed symphonies before flying across continents for concerts.",
-        "Critics praised violinists whose performances filled historic venues nightly."),
+    1: (
+        "Lava flowed toward fishing villages while residents packed belongings quickly.",
+        "Scientists measured tremors overnight and warned ships to keep their distance.",
+    ),
+    2: (
+        "Lawmakers approved spending plans after lengthy debates over taxation levels.",
+        "Opposition members criticised hospital funding cuts hidden inside annexes.",
+    ),
+    3: (
+        "Musicians rehearsed symphonies before flying across continents for concerts.",
+        "Critics praised violinists whose performances filled historic venues nightly.",
+    ),
 }
 SITE = [(f"http://ex.com/a{i}", _story(i, TITLES)) for i in (1, 2, 3)]
 

@@ -19,6 +19,7 @@ others were written; each failure is on standard error); 2 bad command line, or 
 found; 3 the model file could not be read or written; 130 interrupted (Ctrl-C); 141 the
 output was closed early (``| head``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,8 +73,8 @@ def _sources(paths: Iterable[str]) -> Iterator[str]:
 def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
     """Every page of ``paths`` (see the module docstring); a file or archive that cannot
     be read is reported in ``errors`` and skipped."""
-    from sst_cleaner.scrapy._site_models import host_key
     from sst_cleaner.cli._warc import WarcError, is_warc, read_warc
+    from sst_cleaner.scrapy._site_models import host_key
 
     for src in _sources(paths):
         try:
@@ -129,8 +130,14 @@ def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
         return result.as_html(links)
     result.source = (page.url, page.body, page.encoding)
     row = {"url": page.url} if page.url else {"path": page.name}
-    row.update(title=result.title, status=result.status, text=result.text,
-               markdown=result.as_markdown(links), html=result.as_html(links), metadata=result.metadata)
+    row.update(
+        title=result.title,
+        status=result.status,
+        text=result.text,
+        markdown=result.as_markdown(links),
+        html=result.as_html(links),
+        metadata=result.metadata,
+    )
     if sentences:
         row["sentences"] = result.sentences
     return json.dumps(row, ensure_ascii=False)
@@ -145,34 +152,66 @@ def _write(out, page: Page, text: str, fmt: str, several: bool) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="sst-cleaner", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="sst-cleaner",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--version", action="version", version=f"sst-cleaner {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("pages", nargs="+", metavar="PAGES",
-                        help="HTML files, WARC archives, folders (recursive) or - for standard input")
+    common.add_argument(
+        "pages",
+        nargs="+",
+        metavar="PAGES",
+        help="HTML files, WARC archives, folders (recursive) or - for standard input",
+    )
     common.add_argument("--method", default=DEFAULT_METHOD, help="cleaning method (see `sst-cleaner methods`)")
     out = argparse.ArgumentParser(add_help=False)
     out.add_argument("-o", "--output", help="write here instead of standard output")
-    out.add_argument("--format", choices=FORMATS, default="json",
-                     help="json (JSON Lines: title, status, text, markdown, html, metadata), or one page format")
+    out.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="json",
+        help="json (JSON Lines: title, status, text, markdown, html, metadata), or one page format",
+    )
     out.add_argument("--links", action="store_true", help="keep links in the Markdown and HTML")
     out.add_argument("--sentences", action="store_true", help="json: add the informative sentences")
-    out.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="progress on standard error (default: when it is a terminal)")
+    out.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress on standard error (default: when it is a terminal)",
+    )
     jobs = argparse.ArgumentParser(add_help=False)
-    jobs.add_argument("--jobs", type=int, default=-1,
-                      help="processes to learn a site on (default -1: every CPU, for sites with enough "
-                           "HTML to be worth it, see sst_cleaner.engine._parallel_fit)")
-    sub.add_parser("site", parents=[common, out, jobs], help="learn each site of the pages, clean every page",
-                   description="Learn one model per site of the pages (a WARC's responses by host; other "
-                               "pages together) and clean every page with its site's model.")
-    p = sub.add_parser("fit", parents=[common, jobs], help="learn a site model and save it",
-                       description="Learn one site model from the pages and save it as JSON.")
+    jobs.add_argument(
+        "--jobs",
+        type=int,
+        default=-1,
+        help="processes to learn a site on (default -1: every CPU, for sites with enough "
+        "HTML to be worth it, see sst_cleaner.engine._parallel_fit)",
+    )
+    sub.add_parser(
+        "site",
+        parents=[common, out, jobs],
+        help="learn each site of the pages, clean every page",
+        description="Learn one model per site of the pages (a WARC's responses by host; other "
+        "pages together) and clean every page with its site's model.",
+    )
+    p = sub.add_parser(
+        "fit",
+        parents=[common, jobs],
+        help="learn a site model and save it",
+        description="Learn one site model from the pages and save it as JSON.",
+    )
     p.add_argument("--model", required=True, help="model file to write")
-    p = sub.add_parser("clean", parents=[common, out], help="clean pages with a saved model",
-                       description="Clean pages with a saved site model, or page by page without one.")
+    p = sub.add_parser(
+        "clean",
+        parents=[common, out],
+        help="clean pages with a saved model",
+        description="Clean pages with a saved site model, or page by page without one.",
+    )
     p.add_argument("--model", help="model file written by `fit` (none: page-level cleaning)")
     sub.add_parser("methods", help="list the cleaning methods")
     return ap

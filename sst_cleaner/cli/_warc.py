@@ -16,6 +16,7 @@ Written here rather than taken from ``warcio``/``fastwarc``: reading HTML respon
 is ~150 lines, and those libraries would add a dependency for features (writing,
 indexing, every record type) the command line does not use.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -175,18 +176,28 @@ def _dechunk(body: bytes) -> bytes:
         size = int(body[pos:end].split(b";")[0].strip() or b"0", 16)
         if size == 0:
             break
-        out.append(body[end + 1:end + 1 + size])
+        out.append(body[end + 1 : end + 1 + size])
         pos = end + 1 + size + 2  # the chunk's CRLF
     return b"".join(out)
 
 
-def write_record(fh: BinaryIO, url: str, html: bytes, content_type: str = "text/html; charset=utf-8",
-                 compress: bool = False, version: str = "1.1") -> None:
+def write_record(
+    fh: BinaryIO,
+    url: str,
+    html: bytes,
+    content_type: str = "text/html; charset=utf-8",
+    compress: bool = False,
+    version: str = "1.1",
+) -> None:
     """Append one ``response`` record (an HTTP 200 carrying ``html``): what a crawler
     stores, for tests and small tools."""
-    http = (f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len(html)}\r\n\r\n"
-            .encode("latin-1") + html)
-    head = (f"WARC/{version}\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\n"
-            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n")
+    http = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len(html)}\r\n\r\n".encode("latin-1")
+        + html
+    )
+    head = (
+        f"WARC/{version}\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\n"
+        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(http)}\r\n\r\n"
+    )
     record = head.encode("utf-8") + http + b"\r\n\r\n"
     fh.write(gzip.compress(record) if compress else record)

@@ -5,18 +5,33 @@ Data flows one way: HTML -> :func:`parse_html` (cleaned DOM, within :class:`Limi
 a method's page representation (style tree, blocks, sentences) -> the site model ->
 the page mapped onto it -> :class:`CleanResult`.
 """
+
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._dom import PreparedPage, as_page, decode_html, normalize_space, parse_html
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, Limits
 from sst_cleaner.engine._metadata import extract_metadata
 from sst_cleaner.engine._model_io import ModelFormatError
-from sst_cleaner.engine._registry import (DEFAULT_METHOD, Method, available_methods, learns_in_shards,
-                                          register_method)
+from sst_cleaner.engine._registry import DEFAULT_METHOD, Method, available_methods, learns_in_shards, register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 
 __all__ = [
-    "DEFAULT_LIMITS", "DEFAULT_METHOD", "INFORMATIVE", "NOISE", "Block", "CleanResult", "Limits",
-    "Method", "ModelFormatError", "PreparedPage", "SiteCleaner", "as_page", "available_methods",
-    "decode_html", "extract_metadata", "learns_in_shards", "normalize_space", "parse_html",
+    "DEFAULT_LIMITS",
+    "DEFAULT_METHOD",
+    "INFORMATIVE",
+    "NOISE",
+    "Block",
+    "CleanResult",
+    "Limits",
+    "Method",
+    "ModelFormatError",
+    "PreparedPage",
+    "SiteCleaner",
+    "as_page",
+    "available_methods",
+    "decode_html",
+    "extract_metadata",
+    "learns_in_shards",
+    "normalize_space",
+    "parse_html",
     "register_method",
 ]

@@ -19,11 +19,12 @@ A *method* is a class registered with :func:`register_method`. It receives prepa
 
 Models are saved as JSON (see :mod:`sst_cleaner.engine._model_io`), never pickled.
 """
+
 from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Callable, Iterable, NamedTuple, Optional, Union
+from typing import Any, Iterable, NamedTuple, Optional, Union
 
 from sst_cleaner.engine._dom import HtmlInput, PreparedPage, as_page, normalize_space
 from sst_cleaner.engine._formats import rewrite_text
@@ -37,9 +38,11 @@ from sst_cleaner.engine._result import INFORMATIVE, STATUS_SITE_EMPTY, Block, Cl
 PageInput = Union[HtmlInput, tuple]
 
 #: cleaned once with a freshly loaded model, so that bad state fails at load time
-_PROBE_PAGE = ("<html><head><title>Probe</title></head><body><div><h1>Model check</h1>"
-               "<p>A loaded model must clean this short page. It has two sentences.</p>"
-               "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>")
+_PROBE_PAGE = (
+    "<html><head><title>Probe</title></head><body><div><h1>Model check</h1>"
+    "<p>A loaded model must clean this short page. It has two sentences.</p>"
+    "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>"
+)
 
 
 class FitOutcome(NamedTuple):
@@ -69,8 +72,9 @@ def _fit_pages(method: str, params: dict, limits: Limits, inputs: list) -> FitOu
         if remaining is not None and remaining <= 0:
             ok = False
             break
-        seq = PageBudgets(inputs, limits.page_time_budget,
-                          prepare=lambda p: as_page(p, limits=limits), keep_reading=keep_reading)
+        seq = PageBudgets(
+            inputs, limits.page_time_budget, prepare=lambda p: as_page(p, limits=limits), keep_reading=keep_reading
+        )
         try:
             ok, _ = run_with_budget(impl.fit, remaining, seq)
         except BudgetExceeded:
@@ -115,7 +119,8 @@ class SiteCleaner:
     def _reset_build_state(self, limits: Limits) -> None:
         #: the limits in force (not saved with the model: they are the caller's policy)
         self.limits = limits
-        #: seconds (CPU where the platform allows, see limits.CPU_BUDGETS) spent learning this site (compared with limits.site_time_budget)
+        #: seconds (CPU where the platform allows, see limits.CPU_BUDGETS) spent learning this
+        #: site (compared with limits.site_time_budget)
         self.build_seconds = 0.0
         #: pages not learnt from because the site's build budget, or the page's own
         #: time budget, was spent
@@ -177,10 +182,17 @@ class SiteCleaner:
             if len(shards) > 1:
                 # each shard's share of the site budget goes with its share of the HTML
                 total = sum(sizes)
-                args = [(self.method, self.params,
-                         replace(self.limits, site_time_budget=budget * sum(sizes[r.start:r.stop]) / total)
-                         if budget else self.limits,
-                         inputs[r.start:r.stop]) for r in shards]
+                args = [
+                    (
+                        self.method,
+                        self.params,
+                        replace(self.limits, site_time_budget=budget * sum(sizes[r.start : r.stop]) / total)
+                        if budget
+                        else self.limits,
+                        inputs[r.start : r.stop],
+                    )
+                    for r in shards
+                ]
         outcomes = map_shards(_fit_shard_for_merge, args, local=_fit_pages)
         ok = all(o.ok for o in outcomes)
         impl = outcomes[0].model if ok else method_class(self.method)(**self.params)
@@ -231,8 +243,9 @@ class SiteCleaner:
                 self._impl.partial_fit(as_page(page, url, self.limits))
                 learnt = True
             else:
-                ok, update = run_with_budget(lambda: prepare(as_page(page, url, self.limits)),
-                                             self.limits.page_time_budget)
+                ok, update = run_with_budget(
+                    lambda: prepare(as_page(page, url, self.limits)), self.limits.page_time_budget
+                )
                 learnt = ok and self._impl.apply_page(update) is not False
             if learnt:
                 self.learnt.add(key)
@@ -279,7 +292,10 @@ class SiteCleaner:
         if not ok or result is None:
             result = whole_page_result(page, self.method)
         else:
-            if getattr(page, "truncated", False) and result.status in ("ok", STATUS_SITE_EMPTY):  # a cut page says so first
+            if getattr(page, "truncated", False) and result.status in (
+                "ok",
+                STATUS_SITE_EMPTY,
+            ):  # a cut page says so first
                 result.status = "truncated"
             result.text = rewrite_text(result.text, result.blocks, page)
         result.page = page
@@ -297,8 +313,7 @@ class SiteCleaner:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict, limits: Optional[Limits] = None,
-                  params: Optional[dict] = None) -> "SiteCleaner":
+    def from_dict(cls, data: dict, limits: Optional[Limits] = None, params: Optional[dict] = None) -> "SiteCleaner":
         """Rebuild a cleaner from :meth:`to_dict` data. The data is untrusted: any
         failure of the method's ``from_dict``, or of a first clean of a tiny page with the
         loaded state, becomes ``ModelFormatError``.
@@ -338,8 +353,9 @@ class SiteCleaner:
         write_json_atomic(path, self.to_dict())
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None,
-             params: Optional[dict] = None) -> "SiteCleaner":
+    def load(
+        cls, path: Union[str, os.PathLike], limits: Optional[Limits] = None, params: Optional[dict] = None
+    ) -> "SiteCleaner":
         """Read a model written by :meth:`save`; raises ``ModelFormatError`` on anything else
         (see :mod:`~sst_cleaner.engine._model_file` for what a model file may hold). ``params``:
         as in :meth:`from_dict`."""
@@ -349,6 +365,7 @@ class SiteCleaner:
 
     def __repr__(self) -> str:
         return f"SiteCleaner(method={self.method!r}, pages={self.n_pages})"
+
 
 def whole_page_result(page, method: str):
     """The page returned whole: all its visible text as one informative block (the BODY),
@@ -362,5 +379,11 @@ def whole_page_result(page, method: str):
     """
     text = normalize_space(" ".join(page.root.itertext()))
     blocks = [Block(page.xpath_of(page.root), text, INFORMATIVE, 0.0)] if text else []
-    return CleanResult(text=text, sentences=[text] if text else [], blocks=blocks,
-                       method=method, title=page.title, status="over_budget")
+    return CleanResult(
+        text=text,
+        sentences=[text] if text else [],
+        blocks=blocks,
+        method=method,
+        title=page.title,
+        status="over_budget",
+    )

@@ -12,6 +12,7 @@ of the page; ``parse_html`` notices and re-parses with libxml2's 2048 limit
 (``huge_tree``, safe here because the byte cap already bounds what it lifts), then
 flattens what is deeper than ``Limits.max_depth``.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,20 @@ from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 #: its ``param``s is fallback content, shown whenever the embedded thing cannot be (every
 #: Flash movie, today): a video's caption on a 2013 news page is still read there.
 INVISIBLE_TAGS = (
-    "script", "style", "noscript", "template", "head", "iframe",
-    "svg", "math", "canvas", "select", "option", "datalist", "map", "param",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "head",
+    "iframe",
+    "svg",
+    "math",
+    "canvas",
+    "select",
+    "option",
+    "datalist",
+    "map",
+    "param",
 )
 #: void elements of HTML5 that libxml2's HTML parser (HTML 4 rules) opens as containers:
 #: ``<div><embed src=x><p>text</p></div>`` parses as ``<embed><p>text</p></embed>``. They
@@ -74,6 +87,7 @@ def _fromstring(html: str, parser: etree.HTMLParser) -> etree._Element:
     if doc is None:
         raise etree.ParserError("Document is empty")
     return doc
+
 
 HtmlInput = Union[str, bytes]
 
@@ -193,11 +207,11 @@ class PreparedPage:
     the document title, ``url`` where the page came from (may be None).
     """
 
-    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements", "_paths", "_steps",
-                 "_by_path")
+    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements", "_paths", "_steps", "_by_path")
 
-    def __init__(self, root: etree._Element, title: str, url: Optional[str],
-                 truncated: bool = False, dropped_elements: int = 0):
+    def __init__(
+        self, root: etree._Element, title: str, url: Optional[str], truncated: bool = False, dropped_elements: int = 0
+    ):
         self.root = root
         self.tree = root.getroottree()
         self.title = title
@@ -297,8 +311,10 @@ def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
     ``_START_TAG``; a tag with ``max_attributes`` or more ends the run."""
     pat = _SHORT_TAGS.get(max_attributes)
     if pat is None:
-        tag = (r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+"
-               r"(?![\s/]++" + _ATTR + r")")
+        tag = (
+            r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+"
+            r"(?![\s/]++" + _ATTR + r")"
+        )
         pat = re.compile(r"(?:[^<]++|<(?![A-Za-z])|" + tag + r")*+")
         if len(_SHORT_TAGS) < 8:
             _SHORT_TAGS[max_attributes] = pat
@@ -360,8 +376,7 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
 # the same characters, found on UTF-8 bytes: one C-level translate maps them to NUL (and
 # every non-ASCII byte to 0x80, for the combining-run pre-check), then substring searches;
 # several times cheaper than regex searches on the str
-_SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if i >= 0x80 else i)
-                    for i in range(256))
+_SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if i >= 0x80 else i) for i in range(256))
 
 
 def _sanitize_text(text: str) -> str:
@@ -383,8 +398,9 @@ def _sanitize_text(text: str) -> str:
     return text
 
 
-def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[str] = None,
-               limits: Optional[Limits] = None) -> PreparedPage:
+def parse_html(
+    html: HtmlInput, url: Optional[str] = None, encoding: Optional[str] = None, limits: Optional[Limits] = None
+) -> PreparedPage:
     """Parse and clean one page, within ``limits`` (default :data:`DEFAULT_LIMITS`).
 
     Never raises on malformed markup: lxml recovers, and an empty or unparsable document
@@ -408,7 +424,7 @@ def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[st
     # an XML declaration with an encoding makes lxml refuse str input; drop it
     if html.startswith("<?xml"):
         end = html.find("?>")
-        html = html[end + 2:] if end != -1 else html
+        html = html[end + 2 :] if end != -1 else html
     # a flood of tiny elements: cut before the C parser builds millions of nodes
     n_tags = html.count("<")
     for _ in range(8):
@@ -447,9 +463,9 @@ def parse_html(html: HtmlInput, url: Optional[str] = None, encoding: Optional[st
     return PreparedPage(body, title, url, truncated=truncated, dropped_elements=dropped)
 
 
-
-def as_page(page: Union["PreparedPage", HtmlInput, tuple], url: Optional[str] = None,
-            limits: Optional[Limits] = None) -> "PreparedPage":
+def as_page(
+    page: Union["PreparedPage", HtmlInput, tuple], url: Optional[str] = None, limits: Optional[Limits] = None
+) -> "PreparedPage":
     """A :class:`PreparedPage` from what the API accepts: a prepared page (as is), HTML
     (str or bytes), ``(url, html)`` or ``(url, html_bytes, declared_encoding)``."""
     if isinstance(page, PreparedPage):
@@ -463,6 +479,7 @@ def as_page(page: Union["PreparedPage", HtmlInput, tuple], url: Optional[str] = 
         else:
             raise ValueError("a page tuple must be (url, html) or (url, html_bytes, encoding)")
     return parse_html(page, url=url, encoding=encoding, limits=limits)
+
 
 def _cap_tree_runs(doc: etree._Element) -> None:
     """Cut runs of combining marks in the tree's text nodes to 30, like the page text
@@ -527,11 +544,11 @@ def _cap_elements(doc: etree._Element, max_elements: int) -> int:
         return 0
     first = doc.xpath(f"(//*)[{max_elements + 1}]")[0]
     parent = first.getparent()
-    del parent[parent.index(first):]
+    del parent[parent.index(first) :]
     node = parent
     parent = node.getparent()
     while parent is not None:
-        del parent[parent.index(node) + 1:]
+        del parent[parent.index(node) + 1 :]
         node = parent
         parent = node.getparent()
     return total - max_elements

@@ -15,6 +15,7 @@ mistake.
 A block kept only in part (some of its sentences) is written as those sentences on one
 line: its markup cannot be split along sentence lines.
 """
+
 from __future__ import annotations
 
 import html as _html
@@ -52,6 +53,7 @@ def has_permalinks(root: etree._Element) -> bool:
 
 
 # -- one block's own content ---------------------------------------------------------------
+
 
 def _inline_text(el: etree._Element) -> Iterator[str]:
     """Text of an inline element, without nested blocks' text and permalinks."""
@@ -157,6 +159,7 @@ def _is_pre(el: etree._Element) -> bool:
 
 
 # -- the kept blocks -----------------------------------------------------------------------
+
 
 class Kept:
     """One kept block: its element, its kept text (one line) and whether it was kept
@@ -299,8 +302,16 @@ def pieces(blocks: list[Block], page: PreparedPage, links: bool = False) -> list
         elif tag == "li":
             parent = _ancestor(el, _LISTS)
             lists = [a for a in el.iterancestors() if a.tag in _LISTS]
-            out.append(Piece("li", runs, level=max(1, len(lists)), ordered=parent is not None and parent.tag == "ol",
-                             quote=quote, root=lists[-1] if lists else None))
+            out.append(
+                Piece(
+                    "li",
+                    runs,
+                    level=max(1, len(lists)),
+                    ordered=parent is not None and parent.tag == "ol",
+                    quote=quote,
+                    root=lists[-1] if lists else None,
+                )
+            )
         elif tag in ("td", "th"):
             table, row = _ancestor(el, ("table",)), el.getparent()
             out.append(Piece("cell", runs, table=table, row=row, header=tag == "th", quote=quote))
@@ -404,6 +415,7 @@ def to_markdown(blocks: list[Block], page: PreparedPage, links: bool = False) ->
 
 # -- HTML ---------------------------------------------------------------------------------
 
+
 def _esc(text: str) -> str:
     return _html.escape(text, quote=True)
 
@@ -447,8 +459,11 @@ def _html_list(items: list[Piece]) -> str:
 def _html_table(cells: list[Piece]) -> str:
     rows = []
     for r in _rows(cells):
-        rows.append("<tr>" + "".join(f"<{'th' if c.header else 'td'}>{_html_inline(c.runs)}</{'th' if c.header else 'td'}>"
-                                     for c in r) + "</tr>")
+        rows.append(
+            "<tr>"
+            + "".join(f"<{'th' if c.header else 'td'}>{_html_inline(c.runs)}</{'th' if c.header else 'td'}>" for c in r)
+            + "</tr>"
+        )
     return "<table>" + "".join(rows) + "</table>"
 
 

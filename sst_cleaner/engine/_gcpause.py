@@ -13,6 +13,7 @@ it was enabled when the first one began (a caller who turned it off keeps it off
 Reference counting still frees everything without cycles at once; the collector runs
 its normal schedule again after the pause.
 """
+
 from __future__ import annotations
 
 import gc

@@ -10,6 +10,7 @@ model, so that a saved model always stays under the model-file cap and reloads.
 The caps sit far above real pages (the dev corpora's largest page has 3,607 sentences and
 23,152 feature occurrences), so they change nothing for them.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -69,6 +70,11 @@ def page_entries(pa: Any) -> int:
 def stats_entries(stats: Any) -> int:
     """Entries of a ``SiteStats``: its sentence tables, and per node its sentences and
     feature sums."""
-    return (len(stats.sent_df) + len(stats.sent_len) + len(stats.page_fps)
-            + sum(map(len, stats.node_sent.values())) + sum(map(len, stats.node_S.values()))
-            + sum(map(len, stats.node_Q.values())))
+    return (
+        len(stats.sent_df)
+        + len(stats.sent_len)
+        + len(stats.page_fps)
+        + sum(map(len, stats.node_sent.values()))
+        + sum(map(len, stats.node_S.values()))
+        + sum(map(len, stats.node_Q.values()))
+    )

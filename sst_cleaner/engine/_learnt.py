@@ -13,6 +13,7 @@ put one canonical on every page would otherwise be learnt from one page. Keys ar
 as 64-bit hashes (no URL is kept in the model file), at most :data:`MAX_LEARNT` per model,
 the oldest forgotten first.
 """
+
 from __future__ import annotations
 
 import hashlib

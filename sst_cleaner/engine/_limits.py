@@ -20,6 +20,7 @@ Two kinds of bound work together:
   handler is installed, so it works in any thread (Scrapy reactor or thread pool) and
   leaves ``SIGALRM`` to the application.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -130,8 +131,12 @@ class Limits:
             raise ValueError(f"Limits.max_depth cannot exceed libxml2's {LIBXML2_HUGE_MAX_DEPTH}")
         for name in ("page_time_budget", "site_time_budget"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not value >= 0 or value == float("inf")):
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not value >= 0
+                or value == float("inf")
+            ):
                 raise ValueError(f"Limits.{name} must be a finite number of seconds >= 0 or None")
 
     @classmethod
@@ -167,8 +172,7 @@ class BudgetExceeded(BaseException):
 
 def _set_async_exc(thread_id: int, exc: Optional[type]) -> int:
     # exc=None clears a pending asynchronous exception of the thread
-    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                                      ctypes.py_object(exc) if exc else None)
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
 
 
 class _Watchdog:
@@ -259,7 +263,9 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
-def run_with_budget(fn: Callable[..., T], seconds: Optional[float], *args: Any, **kwargs: Any) -> tuple[bool, Optional[T]]:
+def run_with_budget(
+    fn: Callable[..., T], seconds: Optional[float], *args: Any, **kwargs: Any
+) -> tuple[bool, Optional[T]]:
     """Call ``fn(*args, **kwargs)`` with a time budget (the thread's CPU time where
     :data:`CPU_BUDGETS`, else wall time).
 
@@ -304,9 +310,13 @@ class PageBudgets:
     reached are counted in :attr:`not_read`.
     """
 
-    def __init__(self, items: list, budget: Optional[float] = None,
-                 prepare: Callable[[Any], Any] = lambda item: item,
-                 keep_reading: Callable[[], bool] = lambda: True):
+    def __init__(
+        self,
+        items: list,
+        budget: Optional[float] = None,
+        prepare: Callable[[Any], Any] = lambda item: item,
+        keep_reading: Callable[[], bool] = lambda: True,
+    ):
         self._items = items
         self._budget = budget
         self._prepare = prepare

@@ -16,6 +16,7 @@ than guessed.
 The page is untrusted: JSON-LD scripts are size-capped and parsed as plain JSON, walks
 over them are bounded, and nothing here raises on bad markup.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,7 @@ from parsel import Selector
 
 from sst_cleaner.engine._dom import decode_html, normalize_space
 
-FIELDS = ("title", "authors", "published", "modified", "language", "canonical_url", "site_name",
-          "description")
+FIELDS = ("title", "authors", "published", "modified", "language", "canonical_url", "site_name", "description")
 
 #: JSON-LD scripts longer than this are skipped (real ones are a few kB)
 MAX_JSONLD_CHARS = 1_000_000
@@ -39,12 +39,16 @@ MAX_JSONLD_SCRIPTS = 20
 MAX_JSONLD_NODES = 2_000
 MAX_PAGE_CHARS = 5_000_000
 
-_ARTICLE_TYPES = re.compile(r"article|posting|report|review|recipe|webpage|creativework|"
-                            r"qapage|faqpage|aboutpage|scholarly|techarticle|newsarticle", re.I)
+_ARTICLE_TYPES = re.compile(
+    r"article|posting|report|review|recipe|webpage|creativework|"
+    r"qapage|faqpage|aboutpage|scholarly|techarticle|newsarticle",
+    re.I,
+)
 
 
-def extract_metadata(html: Union[str, bytes, tuple, None], url: Optional[str] = None,
-                     encoding: Optional[str] = None) -> dict:
+def extract_metadata(
+    html: Union[str, bytes, tuple, None], url: Optional[str] = None, encoding: Optional[str] = None
+) -> dict:
     """The metadata of one page (see the module docstring). ``html`` may be a str,
     bytes, or the ``(url, html)`` / ``(url, bytes, encoding)`` tuples ``SiteCleaner``
     takes."""
@@ -74,9 +78,12 @@ def extract_metadata(html: Union[str, bytes, tuple, None], url: Optional[str] = 
 
 # -- JSON-LD ------------------------------------------------------------------------------
 
+
 def _jsonld_nodes(sel: Selector) -> Iterator[dict]:
     seen = 0
-    for raw in sel.xpath('//script[contains(translate(@type, "LDJSON", "ldjson"), "ld+json")]/text()').getall()[:MAX_JSONLD_SCRIPTS]:
+    for raw in sel.xpath('//script[contains(translate(@type, "LDJSON", "ldjson"), "ld+json")]/text()').getall()[
+        :MAX_JSONLD_SCRIPTS
+    ]:
         if len(raw) > MAX_JSONLD_CHARS:
             continue
         try:
@@ -153,6 +160,7 @@ def _from_jsonld(sel: Selector) -> dict:
 
 # -- OpenGraph and <meta> ------------------------------------------------------------------
 
+
 def _metas(sel: Selector) -> dict:
     """``<meta>`` contents by lower-cased ``property``/``name``/``itemprop``, first wins."""
     out: dict = {}
@@ -183,12 +191,23 @@ def _from_opengraph(sel: Selector) -> dict:
     }
 
 
-_META_DATES = ("datepublished", "article.published", "pubdate", "publishdate", "publish-date",
-               "citation_publication_date", "dc.date.issued", "dc.date", "dcterms.date",
-               "dcterms.created", "date", "sailthru.date", "parsely-pub-date")
+_META_DATES = (
+    "datepublished",
+    "article.published",
+    "pubdate",
+    "publishdate",
+    "publish-date",
+    "citation_publication_date",
+    "dc.date.issued",
+    "dc.date",
+    "dcterms.date",
+    "dcterms.created",
+    "date",
+    "sailthru.date",
+    "parsely-pub-date",
+)
 _META_MODIFIED = ("datemodified", "article.updated", "dcterms.modified", "last-modified", "lastmod")
-_META_AUTHORS = ("author", "dc.creator", "citation_author", "sailthru.author", "parsely-author",
-                 "article:author")
+_META_AUTHORS = ("author", "dc.creator", "citation_author", "sailthru.author", "parsely-author", "article:author")
 
 
 def _from_meta(sel: Selector) -> dict:
@@ -215,9 +234,12 @@ def _from_meta(sel: Selector) -> dict:
 def _from_document(sel: Selector) -> dict:
     title = normalize_space(" ".join(sel.xpath("//title[1]//text()").getall()))
     published = None
-    for xp in ('//time[@itemprop="datePublished"]/@datetime', '//time[@pubdate]/@datetime',
-               '//time[contains(@class, "publish") or contains(@class, "posted")]/@datetime',
-               "//time/@datetime"):
+    for xp in (
+        '//time[@itemprop="datePublished"]/@datetime',
+        "//time[@pubdate]/@datetime",
+        '//time[contains(@class, "publish") or contains(@class, "posted")]/@datetime',
+        "//time/@datetime",
+    ):
         published = parse_date(sel.xpath(xp).get())
         if published:
             break
@@ -225,7 +247,10 @@ def _from_document(sel: Selector) -> dict:
     return {
         "title": title or None,
         "language": normalize_space(sel.xpath("/html/@lang").get() or sel.xpath("/html/@xml:lang").get() or "") or None,
-        "canonical_url": normalize_space(sel.xpath('//link[contains(concat(" ", normalize-space(@rel), " "), " canonical ")]/@href').get() or "") or None,
+        "canonical_url": normalize_space(
+            sel.xpath('//link[contains(concat(" ", normalize-space(@rel), " "), " canonical ")]/@href').get() or ""
+        )
+        or None,
         "authors": _names(sel.xpath('//*[@rel="author" or @itemprop="author"]//text()').getall()[:3]),
         "published": published,
         "modified": modified,
@@ -234,7 +259,9 @@ def _from_document(sel: Selector) -> dict:
 
 # -- dates ---------------------------------------------------------------------------------
 
-_ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?")
+_ISO = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?"
+)
 _SLASHED = re.compile(r"(\d{4})[/.](\d{1,2})[/.](\d{1,2})")
 _COMPACT = re.compile(r"(\d{4})(\d{2})(\d{2})(?:T?(\d{2})(\d{2})(\d{2})?)?$")
 
@@ -263,8 +290,15 @@ def parse_date(value: Optional[str]) -> Optional[str]:
     return dt.isoformat() if dt.tzinfo else dt.date().isoformat()
 
 
-def _iso(y: str, mo: str, d: str, hh: Optional[str] = None, mi: Optional[str] = None,
-         ss: Optional[str] = None, tz: Optional[str] = None) -> Optional[str]:
+def _iso(
+    y: str,
+    mo: str,
+    d: str,
+    hh: Optional[str] = None,
+    mi: Optional[str] = None,
+    ss: Optional[str] = None,
+    tz: Optional[str] = None,
+) -> Optional[str]:
     try:
         if hh is None:
             return datetime(int(y), int(mo), int(d)).date().isoformat()

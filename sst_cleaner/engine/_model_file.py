@@ -7,6 +7,7 @@ is read) and :func:`check_model` (what the parsed JSON may hold) before any meth
 it. Everything past these checks is a :class:`~sst_cleaner.engine._model_io.ModelFormatError`;
 nothing in a model is ever executed, unpickled or used as a path.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,7 @@ import re
 import stat
 from typing import Any
 
-from sst_cleaner.engine._model_io import FORMAT, FORMAT_VERSION, ModelFormatError
+from sst_cleaner.engine._model_io import FORMAT, ModelFormatError
 
 #: what is read at a time: the cap is checked between chunks, so a file that grows while
 #: it is read (or lies about its size) costs at most one chunk past the cap
@@ -52,8 +53,13 @@ def read_model_bytes(path: Any, cap: int) -> bytes:
     bytes while reading, so a file that grows cannot slip past).
     """
     path = os.fspath(path)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
-        | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+        | getattr(os, "O_BINARY", 0)
+    )
     if not getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):  # platforms without it
         raise ModelFormatError(f"model file {path!r} is a symbolic link")
     try:
@@ -146,8 +152,10 @@ def check_params(params: dict) -> None:
             if not math.isfinite(number):
                 raise ModelFormatError(f"parameter {key!r} is not a finite number: {value!r}")
             continue
-        raise ModelFormatError(f"parameter {key!r} of the model file is not a number, a boolean or a "
-                               f"plain word (paths and code references are refused)")
+        raise ModelFormatError(
+            f"parameter {key!r} of the model file is not a number, a boolean or a "
+            f"plain word (paths and code references are refused)"
+        )
 
 
 def saved_params(params: dict) -> dict:
@@ -235,8 +243,9 @@ def _check_stats_state(method: str, state: dict) -> None:
     _count_map("sent_df", stats["sent_df"], n, minimum=1)
     _count_map("node_df", stats["node_df"], n, minimum=1)
     sent_len = stats["sent_len"]
-    if not isinstance(sent_len, dict) or any(isinstance(v, bool) or not isinstance(v, int) or v < 0
-                                             for v in sent_len.values()):
+    if not isinstance(sent_len, dict) or any(
+        isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in sent_len.values()
+    ):
         raise ModelFormatError("site_stats.sent_len must map sentences to lengths")
     node_sent = stats["node_sent"]
     if not isinstance(node_sent, dict):
@@ -250,8 +259,11 @@ def _check_stats_state(method: str, state: dict) -> None:
         if not isinstance(d, dict):
             raise ModelFormatError("site_stats.node_feat must map nodes to objects")
         for pair in d.values():
-            if (not isinstance(pair, list) or len(pair) != 2
-                    or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in pair)):
+            if (
+                not isinstance(pair, list)
+                or len(pair) != 2
+                or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in pair)
+            ):
                 raise ModelFormatError("site_stats.node_feat values must be [S >= 0, Q >= 0]")
     if method == "sentences":
         thr = state.get("node_thresholds", {})

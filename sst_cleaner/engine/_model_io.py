@@ -14,6 +14,7 @@ Format (``format_version`` 1)::
       "model": {...}                # the method's own state (documented per method)
     }
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,7 @@ class ModelFormatError(ValueError):
 
 
 def wrap_model(method: str, params: dict, state: dict) -> dict:
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "method": method,
-            "params": params, "model": state}
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "method": method, "params": params, "model": state}
 
 
 def unwrap_model(data: Any) -> tuple[str, dict, dict]:

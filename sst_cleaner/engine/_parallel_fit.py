@@ -29,6 +29,7 @@ numbers of pages, so that the processes finish together.
 Nothing is lost when a worker cannot do its part (it failed to start, died, or raised):
 its shard is learnt in the calling process instead, and a warning says why.
 """
+
 from __future__ import annotations
 
 import logging
@@ -86,8 +87,9 @@ def input_size(page: Any) -> int:
     return len(page) if isinstance(page, (str, bytes, bytearray)) else 0
 
 
-def map_shards(fn: Callable[..., Any], shard_args: Sequence[tuple],
-               local: Optional[Callable[..., Any]] = None) -> list[Any]:
+def map_shards(
+    fn: Callable[..., Any], shard_args: Sequence[tuple], local: Optional[Callable[..., Any]] = None
+) -> list[Any]:
     """``[fn(*args) for args in shard_args]``, the first shard in this process (through
     ``local`` if given, which may return something richer than ``fn``), the others in
     worker processes at the same time. ``fn`` must be a module-level function and its
@@ -104,8 +106,9 @@ def map_shards(fn: Callable[..., Any], shard_args: Sequence[tuple],
         pool = ProcessPoolExecutor(len(shard_args) - 1, mp_context=multiprocessing.get_context("spawn"))
         futures = [pool.submit(fn, *a) for a in shard_args[1:]]
     except Exception as exc:  # no processes on this platform, or none left
-        logger.warning("could not start fit workers (%s: %s); learning every shard in this process",
-                       type(exc).__name__, exc)
+        logger.warning(
+            "could not start fit workers (%s: %s); learning every shard in this process", type(exc).__name__, exc
+        )
     try:
         results = [local(*shard_args[0])]
         for i, a in enumerate(shard_args[1:]):
@@ -123,6 +126,7 @@ def _collect(future, fn: Callable[..., Any], args: tuple) -> Any:
         try:
             return future.result()
         except Exception as exc:
-            logger.warning("a fit worker failed (%s: %s); learning its shard in this process",
-                           type(exc).__name__, str(exc)[:300])
+            logger.warning(
+                "a fit worker failed (%s: %s); learning its shard in this process", type(exc).__name__, str(exc)[:300]
+            )
     return fn(*args)

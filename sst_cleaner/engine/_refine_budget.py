@@ -9,6 +9,7 @@ of wall time. A refinement that finds the bucket empty is skipped (the model sta
 was, ``sst/refinements_skipped``): refining is an improvement, never a duty, and
 cleaning always goes first.
 """
+
 from __future__ import annotations
 
 import threading
@@ -24,8 +25,9 @@ REFINE_BURST = 3.0
 class RefineBudget:
     """A token bucket of CPU seconds (thread-safe)."""
 
-    def __init__(self, share: float = REFINE_SHARE, burst: float = REFINE_BURST,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, share: float = REFINE_SHARE, burst: float = REFINE_BURST, clock: Callable[[], float] = time.monotonic
+    ):
         self.share = share
         self.burst = burst
         self._clock = clock

@@ -4,6 +4,7 @@ A *method* is a class registered with :func:`register_method`; ``SiteCleaner(met
 builds it. This module depends on nothing above it (the methods import it, and the
 cleaner looks methods up here), so registering never makes an import cycle.
 """
+
 from __future__ import annotations
 
 import importlib

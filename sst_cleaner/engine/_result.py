@@ -1,4 +1,5 @@
 """What cleaning a page returns."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

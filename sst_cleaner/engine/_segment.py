@@ -6,6 +6,7 @@ nested block-level element. Blocks come in document order. Each one remembers it
 element (for xpaths and for structure-based methods) and how much of its text sits
 inside links (link density, used by CETD and WISDOM).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -20,8 +21,9 @@ class TextBlock:
 
     __slots__ = ("element", "text", "link_chars", "n_links", "state")
 
-    def __init__(self, element: etree._Element, text: str = "", state: Any = None,
-                 link_chars: int = 0, n_links: int = 0):
+    def __init__(
+        self, element: etree._Element, text: str = "", state: Any = None, link_chars: int = 0, n_links: int = 0
+    ):
         self.element = element
         self.text = text
         self.link_chars = link_chars

@@ -10,6 +10,7 @@
 All patterns here are linear-time (no nested quantifiers), so crafted input cannot make
 them backtrack.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -222,10 +223,13 @@ def split_sentences(text: str) -> list[str]:
             lim = max(start, i - 40)
             while w >= lim and not text[w].isspace():
                 w -= 1
-            prev_word = text[w + 1:i]
-            abbrev = ch == "." and (len(prev_word) <= 1 or prev_word.lower() in _ABBREVIATIONS
-                                    or "." in prev_word)
-            if nxt and (nxt.isupper() or nxt.isdigit() or nxt in "\"'\u201c\u2018(\u00bf\u00a1" or is_cjk(nxt)) and not abbrev:
+            prev_word = text[w + 1 : i]
+            abbrev = ch == "." and (len(prev_word) <= 1 or prev_word.lower() in _ABBREVIATIONS or "." in prev_word)
+            if (
+                nxt
+                and (nxt.isupper() or nxt.isdigit() or nxt in "\"'\u201c\u2018(\u00bf\u00a1" or is_cjk(nxt))
+                and not abbrev
+            ):
                 seg = text[start:j].strip()
                 if seg:
                     out.append(seg)

@@ -6,6 +6,7 @@ extractor. Enable it with ``ADDONS = {"sst_cleaner.Addon": 0}``.
 Names are imported on first use: a worker process that only cleans pages never loads
 Scrapy or Twisted.
 """
+
 from __future__ import annotations
 
 from importlib import import_module

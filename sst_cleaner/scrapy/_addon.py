@@ -1,4 +1,5 @@
 """The Scrapy add-on: ``ADDONS = {"sst_cleaner.Addon": 0}`` turns everything on."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -26,6 +26,7 @@ site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.
 otherwise each process refines its own copy (``partial_fit``), as a single-process crawl
 does.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,9 +37,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
-from sst_cleaner.scrapy._fleet_refine import FleetRefiner
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.scrapy._fleet_refine import FleetRefiner
 from sst_cleaner.scrapy._redis_store import RedisFleet, load_redis_config, parse_model_json
 from sst_cleaner.scrapy._settings import SSTConfig
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
@@ -89,8 +90,7 @@ class SharedSiteModelStore(SiteModelStore):
 
     shared = True
 
-    def __init__(self, config: SSTConfig, stats: Any = None, settings: Any = None,
-                 fleet: Optional[RedisFleet] = None):
+    def __init__(self, config: SSTConfig, stats: Any = None, settings: Any = None, fleet: Optional[RedisFleet] = None):
         super().__init__(config, stats)
         self.redis_config = load_redis_config(settings) if fleet is None else fleet.config
         if self.redis_config is None:
@@ -115,11 +115,15 @@ class SharedSiteModelStore(SiteModelStore):
         super().open()
         if self._poller is not None:  # opened already (the middleware and the pipeline both open it)
             return
-        logger.info("sst: site models shared through Redis at %s (prefix %r)",
-                    _redacted(self.redis_config.url), self.redis_config.prefix)
+        logger.info(
+            "sst: site models shared through Redis at %s (prefix %r)",
+            _redacted(self.redis_config.url),
+            self.redis_config.prefix,
+        )
         self._poller = LoopingCall(self._poll)
         self._poller.start(POLL_SECONDS, now=False).addErrback(
-            lambda f: logger.error("sst: polling the shared store stopped: %s", f.value))
+            lambda f: logger.error("sst: polling the shared store stopped: %s", f.value)
+        )
 
     def close(self) -> None:
         try:
@@ -154,9 +158,12 @@ class SharedSiteModelStore(SiteModelStore):
         self._watch.clear()
         if self.stats is not None:
             self.stats.set_value("sst/redis/down", 1)
-        logger.warning("sst: the shared model store (Redis at %s) failed: %r; this crawl goes on "
-                       "with local models (sites are learnt from this process's own pages)",
-                       _redacted(self.redis_config.url), exc)
+        logger.warning(
+            "sst: the shared model store (Redis at %s) failed: %r; this crawl goes on "
+            "with local models (sites are learnt from this process's own pages)",
+            _redacted(self.redis_config.url),
+            exc,
+        )
 
     # -- the shared sample
     def sample_added(self, site: str, page: PageRecord) -> None:
@@ -170,8 +177,7 @@ class SharedSiteModelStore(SiteModelStore):
             self.inc("redis/pages_not_shared")
             return
         self._push_backlog += page.size
-        d = self._redis(self.fleet.push_page, site, page.url, page.body, page.encoding,
-                        self.config.sample_pages)
+        d = self._redis(self.fleet.push_page, site, page.url, page.body, page.encoding, self.config.sample_pages)
 
         def pushed(result: tuple) -> None:
             status, n = result
@@ -272,8 +278,12 @@ class SharedSiteModelStore(SiteModelStore):
                 logger.info("sst: waiting for another worker to build the model of site %s", site)
                 waited = True
             if time.monotonic() >= deadline:
-                logger.warning("sst: waited %.0fs (SST_REDIS_WAIT) for another worker to build the "
-                               "model of site %s; building it here", self.redis_config.wait, site)
+                logger.warning(
+                    "sst: waited %.0fs (SST_REDIS_WAIT) for another worker to build the "
+                    "model of site %s; building it here",
+                    self.redis_config.wait,
+                    site,
+                )
                 self.inc("redis/wait_timeouts")
                 break
             await self._sleep(delay)
@@ -291,15 +301,15 @@ class SharedSiteModelStore(SiteModelStore):
 
         return task.deferLater(reactor, seconds, lambda: None)
 
-    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str,
-                               took_over: bool) -> tuple:
+    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str, took_over: bool) -> tuple:
         from twisted.internet.task import LoopingCall
 
         cfg = self.config
         if took_over:
             self.inc("redis/takeovers")
-            logger.info("sst: building the model of site %s here: the worker that held its lock "
-                        "let it go or expired", site)
+            logger.info(
+                "sst: building the model of site %s here: the worker that held its lock let it go or expired", site
+            )
         renew = LoopingCall(self._renew, site, token)
         renew.start(self.redis_config.lock_ttl / 3, now=False)
         published = False
@@ -341,8 +351,11 @@ class SharedSiteModelStore(SiteModelStore):
     def _renew(self, site: str, token: str) -> None:
         def renewed(ok: bool) -> None:
             if not ok:
-                logger.warning("sst: lost the lock of site %s while fitting it (is SST_REDIS_LOCK_TTL "
-                               "shorter than a fit's pauses?)", site)
+                logger.warning(
+                    "sst: lost the lock of site %s while fitting it (is SST_REDIS_LOCK_TTL "
+                    "shorter than a fit's pauses?)",
+                    site,
+                )
 
         self._redis(self.fleet.renew, site, token).addCallbacks(renewed, self._failed)
 
@@ -363,13 +376,17 @@ class SharedSiteModelStore(SiteModelStore):
         if version:
             self._refiner.adopt(site)
         if not version:
-            logger.warning("sst: the model of site %s was not published: another worker holds its "
-                           "lock now; this process keeps its own", site)
+            logger.warning(
+                "sst: the model of site %s was not published: another worker holds its "
+                "lock now; this process keeps its own",
+                site,
+            )
             self.inc("redis/publish_refused")
             return False
         self.inc("redis/models_published")
-        logger.info("sst: published the model of site %s for the fleet (version %d, %d pages)",
-                    site, version, model.n_pages)
+        logger.info(
+            "sst: published the model of site %s for the fleet (version %d, %d pages)", site, version, model.n_pages
+        )
         return True
 
     async def _load_shared(self, site: str) -> Optional[tuple]:
@@ -396,8 +413,7 @@ class SharedSiteModelStore(SiteModelStore):
         self.adopt_model(site, cleaner, data)
         self._refiner.adopt(site)
         self.inc("redis/models_loaded")
-        logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)",
-                    site, version, cleaner.n_pages)
+        logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
         return 0.0, 0.0, SHARED
 
     def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
@@ -407,8 +423,8 @@ class SharedSiteModelStore(SiteModelStore):
         if self._pool is not None:  # the site's worker cleans with the same model
             self._remote_pages[site] = cleaner.n_pages
             self._call(site, "put", (data,), lambda: None, retry=False).addErrback(
-                lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s",
-                                         site, f.value))
+                lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s", site, f.value)
+            )
 
     # -- refinement
     def refine(self, site: str, page: PageRecord):
@@ -426,8 +442,12 @@ class SharedSiteModelStore(SiteModelStore):
         was read) before the next claim, which then builds it again."""
         self.inc("redis/models_rejected")
         self.inc("errors")
-        logger.warning("sst: rejected the shared model of site %s (version %r): %s; building it again",
-                       site, version, str(exc)[:300])
+        logger.warning(
+            "sst: rejected the shared model of site %s (version %r): %s; building it again",
+            site,
+            version,
+            str(exc)[:300],
+        )
         if not self._down:
             try:
                 await self._redis(self.fleet.drop_model, site, version)

@@ -21,6 +21,7 @@ processes, whose call protocol this does not extend): one small fit per batch of
 ``SST_REDIS_MERGE_PAGES`` pages, and one parse and one serialisation of the site's model
 per merge, for at most ``SST_MAX_MODEL_PAGES`` pages per site in the whole fleet.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,8 @@ import logging
 from typing import Any, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
-from sst_cleaner.engine._registry import learns_in_shards
 from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.engine._registry import learns_in_shards
 from sst_cleaner.scrapy._redis_store import parse_model_json
 
 logger = logging.getLogger(__name__)
@@ -105,8 +106,9 @@ class FleetRefiner:
         self._merging.add(site)
 
         def failed(failure: Any) -> None:
-            logger.warning("sst: merging %d pages into the fleet's model of site %s failed: %s",
-                           len(pages), site, failure.value)
+            logger.warning(
+                "sst: merging %d pages into the fleet's model of site %s failed: %s", len(pages), site, failure.value
+            )
             self.store.inc("redis/merge_errors")
 
         def done(_: Any) -> None:
@@ -132,15 +134,15 @@ class FleetRefiner:
                 return
             if raw is None:  # expired or dropped: nothing to merge into
                 return
-            merged = await store.run(merge_into, raw, store.redis_config.max_model_bytes, delta,
-                                     cfg.max_model_pages)
+            merged = await store.run(merge_into, raw, store.redis_config.max_model_bytes, delta, cfg.max_model_pages)
             if merged is None:
                 self._full.add(site)
                 return
             cleaner, data, blob = merged
             try:
-                new = await store._redis(store.fleet.replace_model, site, version, blob,
-                                         cleaner.n_pages, store.worker_id)
+                new = await store._redis(
+                    store.fleet.replace_model, site, version, blob, cleaner.n_pages, store.worker_id
+                )
             except Exception as exc:
                 store._failed(exc)
                 return
@@ -148,11 +150,20 @@ class FleetRefiner:
                 store.adopt_model(site, cleaner, data)
                 store.inc("redis/merges")
                 store.inc("redis/pages_merged", len(pages))
-                logger.debug("sst: merged %d pages into the fleet's model of site %s (version %d, %d pages)",
-                             len(pages), site, new, cleaner.n_pages)
+                logger.debug(
+                    "sst: merged %d pages into the fleet's model of site %s (version %d, %d pages)",
+                    len(pages),
+                    site,
+                    new,
+                    cleaner.n_pages,
+                )
                 if cleaner.n_pages >= cfg.max_model_pages:
                     self._full.add(site)
                 return
             store.inc("redis/merge_conflicts")  # another worker merged first: again
-        logger.info("sst: gave up merging %d pages into the fleet's model of site %s after %d "
-                    "conflicting writes", len(pages), site, MAX_TRIES)
+        logger.info(
+            "sst: gave up merging %d pages into the fleet's model of site %s after %d conflicting writes",
+            len(pages),
+            site,
+            MAX_TRIES,
+        )

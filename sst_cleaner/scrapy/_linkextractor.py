@@ -43,6 +43,7 @@ refines models in worker threads); when ``models`` is None, the running crawl's 
 ``stats`` counts what the extractor did (pages, links the plain extractor found, links
 kept, and why they were kept), so a spider can report the share of links it followed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -75,6 +76,7 @@ def _norm(url: str) -> str:
 
 # -- pagination -------------------------------------------------------------------------
 
+
 def _is_page_number(token: str) -> bool:
     return 0 < len(token) <= PAGE_NUMBER_DIGITS and token.isascii() and token.isdigit()
 
@@ -90,12 +92,11 @@ def _path_pages(a: tuple, b: tuple) -> bool:
     page number, optionally after a series word (``/news`` ~ ``/news/2`` ~
     ``/news/page/2``: the first page of a series usually has no number)."""
     if len(a) == len(b):
-        return (len(a) > 0 and a[:-1] == b[:-1] and a[-1] != b[-1]
-                and _is_page_number(a[-1]) and _is_page_number(b[-1]))
+        return len(a) > 0 and a[:-1] == b[:-1] and a[-1] != b[-1] and _is_page_number(a[-1]) and _is_page_number(b[-1])
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    if long_[:len(short)] != short:
+    if long_[: len(short)] != short:
         return False
-    rest = long_[len(short):]
+    rest = long_[len(short) :]
     if len(rest) == 1:
         return _is_page_number(rest[0])
     return len(rest) == 2 and _is_series_word(rest[0]) and _is_page_number(rest[1])
@@ -156,12 +157,21 @@ def is_pagination_link(page_url: str, link_url: str, text: str = "", rel: str = 
 
 # -- the extractor ----------------------------------------------------------------------
 
+
 def _new_stats() -> dict:
-    return {"pages": 0, "pages_with_model": 0, "links_seen": 0, "links_kept": 0,
-            # the same two counts on pages whose site had a model (the filtered pages)
-            "links_seen_with_model": 0, "links_kept_with_model": 0,
-            # why kept links were kept (first reason: link block, content, pagination)
-            "kept_link_block": 0, "kept_content": 0, "kept_pagination": 0}
+    return {
+        "pages": 0,
+        "pages_with_model": 0,
+        "links_seen": 0,
+        "links_kept": 0,
+        # the same two counts on pages whose site had a model (the filtered pages)
+        "links_seen_with_model": 0,
+        "links_kept_with_model": 0,
+        # why kept links were kept (first reason: link block, content, pagination)
+        "kept_link_block": 0,
+        "kept_content": 0,
+        "kept_pagination": 0,
+    }
 
 
 class InformativeLinkExtractor(LinkExtractor):
@@ -262,8 +272,7 @@ class InformativeLinkExtractor(LinkExtractor):
             blk = a.getparent()
             while blk is not None and blk.tag not in BLOCK_TAGS and blk is not page.root:
                 blk = blk.getparent()
-            if blk is None or page.xpath_of(blk) not in noise \
-                    or _record_is_content(page, blk, kept_blocks, in_record):
+            if blk is None or page.xpath_of(blk) not in noise or _record_is_content(page, blk, kept_blocks, in_record):
                 out[url] = "content"
             elif self.pagination:
                 text = normalize_space("".join(a.itertext())) if a.tag == "a" else a.get("alt", "")

@@ -33,6 +33,7 @@ case wraps the engine scraper's ``close_spider_async`` (Scrapy >= 2.14) / ``clos
 path (``start_itemproc_async`` / ``start_itemproc``), so pipelines, ``item_scraped`` and
 feed exports see them exactly as any other item.
 """
+
 from __future__ import annotations
 
 import collections
@@ -41,11 +42,11 @@ import time
 from typing import Any, AsyncIterator, Optional
 
 from scrapy import Request, signals
-from twisted.internet.defer import Deferred
-from twisted.python.failure import Failure
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from sst_cleaner.scrapy._settings import load_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
@@ -148,11 +149,16 @@ class ErrorReporter:
         if entry is None and self._per_stage[stage] < self.max_causes:
             self._per_stage[stage] += 1
             self._causes[key] = [1, repr(exc)[:300]]
-            logger.error("sst: %s failed%s: %r%s (further failures with this cause are logged "
-                         "at DEBUG and counted in sst/errors/%s)",
-                         what, f" ({where})" if where else "", exc,
-                         f"; {consequence}" if consequence else "", stage,
-                         exc_info=(type(exc), exc, exc.__traceback__))
+            logger.error(
+                "sst: %s failed%s: %r%s (further failures with this cause are logged "
+                "at DEBUG and counted in sst/errors/%s)",
+                what,
+                f" ({where})" if where else "",
+                exc,
+                f"; {consequence}" if consequence else "",
+                stage,
+                exc_info=(type(exc), exc, exc.__traceback__),
+            )
             return True
         if entry is None:
             self._overflow[stage] += 1
@@ -166,11 +172,14 @@ class ErrorReporter:
         lines = []
         for (stage, _, _), (n, text) in self._causes.items():
             if n > 1:
-                lines.append(f"sst: {self.STAGES.get(stage, stage)} failed {n} times with {text} "
-                             f"(logged once at ERROR above)")
+                lines.append(
+                    f"sst: {self.STAGES.get(stage, stage)} failed {n} times with {text} (logged once at ERROR above)"
+                )
         for stage, n in self._overflow.items():
-            lines.append(f"sst: {self.STAGES.get(stage, stage)} failed {n} more times with causes "
-                         f"past the first {self.max_causes} (logged at DEBUG)")
+            lines.append(
+                f"sst: {self.STAGES.get(stage, stage)} failed {n} more times with causes "
+                f"past the first {self.max_causes} (logged at DEBUG)"
+            )
         return lines
 
     def log_summary(self, spider: Any = None, reason: str = "") -> None:
@@ -269,16 +278,22 @@ class SSTSpiderMiddleware:
         if interval > 0:
             self._hold_log = task.LoopingCall(self.log_holds)
             self._hold_log.start(interval, now=False).addErrback(
-                lambda f: logger.debug("sst: hold log stopped: %s", f.value))
+                lambda f: logger.debug("sst: hold log stopped: %s", f.value)
+            )
 
     def log_holds(self) -> None:
         if not self._held_items:
             return
         oldest = max((time.monotonic() - h.since for h in self._holds.values() if h.items), default=0.0)
         gathering = sum(1 for h in self._holds.values() if not h.building)
-        logger.info("sst: %d items held for %d sites (%d gathering their sample, %d fitting); the "
-                    "oldest hold is %.0f s old", self._held_items, len(self._holds), gathering,
-                    len(self._holds) - gathering, oldest)
+        logger.info(
+            "sst: %d items held for %d sites (%d gathering their sample, %d fitting); the oldest hold is %.0f s old",
+            self._held_items,
+            len(self._holds),
+            gathering,
+            len(self._holds) - gathering,
+            oldest,
+        )
 
     def spider_idle(self, spider: Any = None) -> None:
         """Items are held outside the engine's view: keep the spider open until they are out."""
@@ -289,14 +304,20 @@ class SSTSpiderMiddleware:
             scraper = getattr(self.crawler.engine, "scraper", None)
             if scraper is not None:
                 deferred_from_coro(self._flush_to_scraper(scraper, closing=False)).addErrback(
-                    lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value))
+                    lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value)
+                )
         elif not self._flush_scheduled and not self._direct_flush:
             self._flush_scheduled = True
             self._listen_drops(True)
             self.store.inc("flushes")
-            request = Request(FLUSH_URL, callback=_noop_callback, errback=self._flush_failed,
-                              dont_filter=True, priority=1_000_000,
-                              meta={FLUSH_META: True, "allow_offsite": True, "dont_cache": True})
+            request = Request(
+                FLUSH_URL,
+                callback=_noop_callback,
+                errback=self._flush_failed,
+                dont_filter=True,
+                priority=1_000_000,
+                meta={FLUSH_META: True, "allow_offsite": True, "dont_cache": True},
+            )
             self.crawler.engine.crawl(request)
         raise DontCloseSpider("sst-cleaner: releasing held items")
 
@@ -312,8 +333,10 @@ class SSTSpiderMiddleware:
     def _flush_failed(self, failure: Any) -> None:
         """The flush request failed (a downloader middleware refused it...): hand the
         held items to the scraper directly instead, or the spider would never close."""
-        logger.warning("sst: flush request failed (%s); sending held items to the pipelines directly",
-                       getattr(failure, "value", failure))
+        logger.warning(
+            "sst: flush request failed (%s); sending held items to the pipelines directly",
+            getattr(failure, "value", failure),
+        )
         self._flush_scheduled = False
         self._listen_drops(False)
         scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
@@ -325,7 +348,8 @@ class SSTSpiderMiddleware:
         if on != self._listening_drops:
             self._listening_drops = on
             (self.crawler.signals.connect if on else self.crawler.signals.disconnect)(
-                self._request_dropped, signal=signals.request_dropped)
+                self._request_dropped, signal=signals.request_dropped
+            )
 
     def _request_dropped(self, request: Any = None, **kwargs: Any) -> None:
         if request is not None and request.meta.get(FLUSH_META):
@@ -347,14 +371,17 @@ class SSTSpiderMiddleware:
         if response.meta.get(FLUSH_META) or not is_html_response(response):
             return
         try:
-            self.store.note_callback_page(PageRecord(response.url, response.body,
-                                                     getattr(response, "encoding", None),
-                                                     self.store.site_key(response.url)))
+            self.store.note_callback_page(
+                PageRecord(
+                    response.url, response.body, getattr(response, "encoding", None), self.store.site_key(response.url)
+                )
+            )
         except Exception as exc:
             self.errors.report("record", exc, f"page {response.url}", "its items are not held")
 
-    async def process_spider_output(self, response: Response, result: AsyncIterator[Any],
-                                    spider: Any = None) -> AsyncIterator[Any]:
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
         if response.meta.get(FLUSH_META):
             async for out in result:  # the no-op callback; anything else passes on
                 yield out
@@ -457,8 +484,7 @@ class SSTSpiderMiddleware:
         except Exception:  # the pipeline reports cleaning failures itself
             pass
 
-    async def _after_page(self, page: Optional[PageRecord],
-                          hold: Optional[_SiteHold]) -> AsyncIterator[Any]:
+    async def _after_page(self, page: Optional[PageRecord], hold: Optional[_SiteHold]) -> AsyncIterator[Any]:
         """After a page's output: refine or fit its site, check timeouts and caps, and
         yield the items that released."""
         if page is not None and hold is None:
@@ -490,14 +516,12 @@ class SSTSpiderMiddleware:
             return False
         if not self._count_reached:
             self._count_reached = True
-            logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them",
-                        self._item_count)
+            logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them", self._item_count)
         return bool(self._held_items)
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
         """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
-        if not hold.building and self._holds.get(hold.site) is hold \
-                and len(hold.pages) >= self.config.sample_pages:
+        if not hold.building and self._holds.get(hold.site) is hold and len(hold.pages) >= self.config.sample_pages:
             return self._build(hold, reason="sample")
         return None
 
@@ -579,8 +603,7 @@ class SSTSpiderMiddleware:
 
     async def _release_everything(self) -> None:
         """End of crawl: fit every held site with what it has, release all its items."""
-        builds = [self._build(hold, reason="end") for hold in list(self._holds.values())
-                  if not hold.building]
+        builds = [self._build(hold, reason="end") for hold in list(self._holds.values()) if not hold.building]
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
@@ -606,8 +629,12 @@ class SSTSpiderMiddleware:
             return None
         hold.building = True
         d = self.store.build(hold.site, pages)
-        d.addCallbacks(self._build_done, self._build_failed,
-                       callbackArgs=(hold, len(pages), reason), errbackArgs=(hold, len(pages)))
+        d.addCallbacks(
+            self._build_done,
+            self._build_failed,
+            callbackArgs=(hold, len(pages), reason),
+            errbackArgs=(hold, len(pages)),
+        )
         return d
 
     def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
@@ -622,9 +649,14 @@ class SSTSpiderMiddleware:
             n_pages = self.store.model_pages(hold.site) or n_pages
         self.store.inc("models_built")
         self.store.inc("build_seconds", round(seconds, 6))
-        logger.info("sst: model built for site %s from %d pages in %.2fs (%s); "
-                    "%.0f%% of the sample's text judged template",
-                    hold.site, n_pages, seconds, reason, 100 * share)
+        logger.info(
+            "sst: model built for site %s from %d pages in %.2fs (%s); %.0f%% of the sample's text judged template",
+            hold.site,
+            n_pages,
+            seconds,
+            reason,
+            100 * share,
+        )
         self._fit_ended(hold)
 
     def _hold_on(self, hold: _SiteHold) -> None:
@@ -645,8 +677,9 @@ class SSTSpiderMiddleware:
             waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
-        self.errors.report("fit", failure.value, f"site {hold.site}, {n_pages} pages",
-                           "the site's pages get the page-level fallback")
+        self.errors.report(
+            "fit", failure.value, f"site {hold.site}, {n_pages} pages", "the site's pages get the page-level fallback"
+        )
         self._failed.add(hold.site)
         self._fit_ended(hold)
 
@@ -668,8 +701,9 @@ class SSTSpiderMiddleware:
         def done(result: Any) -> None:
             self._refining[page.site] -= 1
             if isinstance(result, Failure):
-                self.errors.report("refine", result.value, f"site {page.site}, page {page.url}",
-                                   "the model stays as it was")
+                self.errors.report(
+                    "refine", result.value, f"site {page.site}, page {page.url}", "the model stays as it was"
+                )
             elif result is not None:  # None: skipped (no model, or the worker's budget spent)
                 self.store.inc("pages_refined")
 

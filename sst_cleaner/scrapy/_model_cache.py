@@ -8,6 +8,7 @@ models are saved as ordinary model files (``SST_MODEL_DIR`` when set, where they
 saved at the close anyway, else a temporary folder of the crawl) and read back through
 the bounded loader like any model file.
 """
+
 from __future__ import annotations
 
 import logging
@@ -50,8 +51,7 @@ class ModelCache:
         try:
             model = self._load(path)
         except Exception as exc:  # a file that went bad: the site cleans page by page
-            logger.warning("sst: could not read back the evicted model of site %s from %s: %s",
-                           site, path, exc)
+            logger.warning("sst: could not read back the evicted model of site %s from %s: %s", site, path, exc)
             self.lost += 1
             return None
         self.reloaded += 1

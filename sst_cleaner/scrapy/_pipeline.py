@@ -16,6 +16,7 @@ was made, or why it has none. Nothing here drops an item: a failure is flagged, 
 and logged once per cause (:class:`~sst_cleaner.scrapy._middleware.ErrorReporter`), and the item
 passes on.
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,8 +47,16 @@ STATUS_NO_PAGE = "no_page"
 STATUS_NON_HTML = "non_html"
 #: the site's model kept (almost) nothing of the page: the text is the page-level fallback's
 STATUS_SITE_EMPTY = "site_empty"
-STATUSES = (STATUS_CLEANED, STATUS_FALLBACK, STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_ERROR,
-            STATUS_NO_PAGE, STATUS_NON_HTML, STATUS_SITE_EMPTY)
+STATUSES = (
+    STATUS_CLEANED,
+    STATUS_FALLBACK,
+    STATUS_OVER_BUDGET,
+    STATUS_TRUNCATED,
+    STATUS_ERROR,
+    STATUS_NO_PAGE,
+    STATUS_NON_HTML,
+    STATUS_SITE_EMPTY,
+)
 
 STATUS_SETTING = "SST_STATUS_FIELD"
 DEFAULT_STATUS_FIELD = "sst_status"
@@ -93,8 +102,18 @@ class SSTPipeline:
         self._non_html = NON_HTML
         self._class_ok: dict[type, Optional[str]] = {}
         self._status_ok: dict[type, bool] = {}
-        self._out_fields = [f for f in (config.text_field, config.sentences_field, config.blocks_field,
-                                        config.markdown_field, config.html_field, config.metadata_field) if f]
+        self._out_fields = [
+            f
+            for f in (
+                config.text_field,
+                config.sentences_field,
+                config.blocks_field,
+                config.markdown_field,
+                config.html_field,
+                config.metadata_field,
+            )
+            if f
+        ]
         self._outputs = outputs_of(config)
         self._truncated_sites: set = set()
 
@@ -116,13 +135,15 @@ class SSTPipeline:
         if names is not None:  # dicts take any key; declared classes only their fields
             missing = [f for f in self._out_fields if f not in names]
             if missing:
-                message = (f"sst-cleaner: item class {cls.__module__}.{cls.__qualname__} has no field "
-                           f"{', '.join(repr(m) for m in missing)} (set by SST_TEXT_FIELD / "
-                           f"SST_SENTENCES_FIELD / SST_BLOCKS_FIELD / SST_MARKDOWN_FIELD / "
-                           f"SST_HTML_FIELD / SST_METADATA_FIELD). Declare it, e.g. "
-                           f"`{missing[0]} = scrapy.Field()` or a dataclass field with a default, "
-                           f"or point the setting at an existing field. Items of this class are "
-                           f"passed on uncleaned.")
+                message = (
+                    f"sst-cleaner: item class {cls.__module__}.{cls.__qualname__} has no field "
+                    f"{', '.join(repr(m) for m in missing)} (set by SST_TEXT_FIELD / "
+                    f"SST_SENTENCES_FIELD / SST_BLOCKS_FIELD / SST_MARKDOWN_FIELD / "
+                    f"SST_HTML_FIELD / SST_METADATA_FIELD). Declare it, e.g. "
+                    f"`{missing[0]} = scrapy.Field()` or a dataclass field with a default, "
+                    f"or point the setting at an existing field. Items of this class are "
+                    f"passed on uncleaned."
+                )
                 logger.error(message)
         self._class_ok[cls] = message
         return message
@@ -139,10 +160,14 @@ class SSTPipeline:
             names = ItemAdapter.get_field_names_from_class(cls)
             ok = names is None or self.status_field in names
             if not ok:
-                logger.warning("sst-cleaner: item class %s.%s has no %r field (SST_STATUS_FIELD), so "
-                               "its items are not flagged with their cleaning outcome; declare the "
-                               "field, or set SST_STATUS_FIELD = None to turn the flag off",
-                               cls.__module__, cls.__qualname__, self.status_field)
+                logger.warning(
+                    "sst-cleaner: item class %s.%s has no %r field (SST_STATUS_FIELD), so "
+                    "its items are not flagged with their cleaning outcome; declare the "
+                    "field, or set SST_STATUS_FIELD = None to turn the flag off",
+                    cls.__module__,
+                    cls.__qualname__,
+                    self.status_field,
+                )
             self._status_ok[cls] = ok
         return ok
 
@@ -191,17 +216,23 @@ class SSTPipeline:
             return self._flag(item, STATUS_NON_HTML if non_html else STATUS_NO_PAGE)
         if html is not None:
             url = page.url if page is not None else _as_url(adapter.get(cfg.url_field) if cfg.url_field else None)
-            page = PageRecord(url or "", html if isinstance(html, bytes) else html.encode("utf-8"),
-                              None if isinstance(html, bytes) else "utf-8",
-                              self.store.site_key(url) if url else "")
+            page = PageRecord(
+                url or "",
+                html if isinstance(html, bytes) else html.encode("utf-8"),
+                None if isinstance(html, bytes) else "utf-8",
+                self.store.site_key(url) if url else "",
+            )
         try:
             result, status = await self._clean(page)
         except Exception:  # reported by _clean, once per page
             return self._flag(item, STATUS_ERROR)
         try:
             adapter[cfg.text_field] = {"markdown": result.markdown, "html": result.html}.get(cfg.format, result.text)
-            for name, value in ((cfg.markdown_field, result.markdown), (cfg.html_field, result.html),
-                                (cfg.metadata_field, result.metadata)):
+            for name, value in (
+                (cfg.markdown_field, result.markdown),
+                (cfg.html_field, result.html),
+                (cfg.metadata_field, result.metadata),
+            ):
                 if name:
                     adapter[name] = value
             if cfg.sentences_field:
@@ -209,8 +240,12 @@ class SSTPipeline:
             if cfg.blocks_field:
                 adapter[cfg.blocks_field] = list(result.blocks)
         except Exception as exc:  # e.g. a frozen dataclass: report, never lose the item
-            self.errors.report("write", exc, f"{type(item).__module__}.{type(item).__qualname__} item",
-                               "the item is passed on uncleaned")
+            self.errors.report(
+                "write",
+                exc,
+                f"{type(item).__module__}.{type(item).__qualname__} item",
+                "the item is passed on uncleaned",
+            )
             return self._flag(item, STATUS_ERROR)
         self.store.inc("items_cleaned")
         return self._flag(item, status)
@@ -238,13 +273,16 @@ class SSTPipeline:
         page.clean_result = waiters
         try:
             result = await maybe_deferred_to_future(
-                self.store.clean(page, sentences=bool(cfg.sentences_field), blocks=bool(cfg.blocks_field),
-                                 outputs=self._outputs))
+                self.store.clean(
+                    page, sentences=bool(cfg.sentences_field), blocks=bool(cfg.blocks_field), outputs=self._outputs
+                )
+            )
         except Exception as exc:
             page.clean_result = exc
             which = "site" if page.site and self.store.has_model(page.site) else "fallback"
-            self.errors.report("clean", exc, f"page {page.url}, {which} model",
-                               "its items are passed on uncleaned, flagged 'error'")
+            self.errors.report(
+                "clean", exc, f"page {page.url}, {which} model", "its items are passed on uncleaned, flagged 'error'"
+            )
             for waiter in waiters:
                 waiter.errback(exc)
             raise
@@ -271,12 +309,19 @@ class SSTPipeline:
         from sst_cleaner.engine._limits import Limits
 
         caps, _ = Limits.split_params(self.config.params)
-        logger.warning("sst: page %s (site %s) was cut by a size cap before cleaning: its items "
-                       "are flagged 'truncated' and miss the text past the cut. The caps are "
-                       "max_page_bytes %d, max_tags %d, max_elements %d, max_depth %d in this crawl "
-                       "(raise them in SST_PARAMS, e.g. {\"max_elements\": 80000}). Logged once per "
-                       "site; sst/pages_truncated counts them all.", page.url, page.site,
-                       caps.max_page_bytes, caps.max_tags, caps.max_elements, caps.max_depth)
+        logger.warning(
+            "sst: page %s (site %s) was cut by a size cap before cleaning: its items "
+            "are flagged 'truncated' and miss the text past the cut. The caps are "
+            "max_page_bytes %d, max_tags %d, max_elements %d, max_depth %d in this crawl "
+            '(raise them in SST_PARAMS, e.g. {"max_elements": 80000}). Logged once per '
+            "site; sst/pages_truncated counts them all.",
+            page.url,
+            page.site,
+            caps.max_page_bytes,
+            caps.max_tags,
+            caps.max_elements,
+            caps.max_depth,
+        )
 
 
 def _as_url(value: Any) -> Optional[str]:

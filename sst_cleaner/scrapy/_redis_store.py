@@ -19,6 +19,7 @@ Why Lua scripts: each decision ("is there room for this page?", "am I still the
 builder?") reads and writes several keys, and two workers must never both win it.
 Redis runs a script atomically, so no WATCH retry loop is needed for these.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -106,7 +107,8 @@ def load_redis_config(settings: Any) -> Optional[RedisConfig]:
     if not prefix or any(ch in prefix for ch in "{}\r\n "):
         raise ValueError(f"SST_REDIS_PREFIX must be a non-empty word, got {prefix!r}")
     return RedisConfig(
-        url=url, prefix=prefix,
+        url=url,
+        prefix=prefix,
         site_sample_bytes=number("SST_REDIS_SITE_SAMPLE_BYTES", int, 1),
         total_sample_bytes=number("SST_REDIS_TOTAL_SAMPLE_BYTES", int, 1),
         sample_ttl=number("SST_REDIS_SAMPLE_TTL", float, 1.0),
@@ -124,6 +126,7 @@ def site_hash(site_key: str) -> str:
 
 
 # -- sample pages on the wire ------------------------------------------------------------
+
 
 def encode_page(url: str, body: bytes, encoding: Optional[str]) -> bytes:
     """One sample page as stored: zlib(header JSON + newline + body). Compressed because
@@ -275,9 +278,16 @@ class RedisFleet:
             raise ImportError("SST_MODEL_STORE needs the redis client: pip install 'sst-cleaner[redis]'") from exc
 
         self.config = config
-        self.client = client if client is not None else redis.Redis.from_url(
-            config.url, socket_timeout=config.timeout, socket_connect_timeout=config.timeout,
-            health_check_interval=30)
+        self.client = (
+            client
+            if client is not None
+            else redis.Redis.from_url(
+                config.url,
+                socket_timeout=config.timeout,
+                socket_connect_timeout=config.timeout,
+                health_check_interval=30,
+            )
+        )
         self._push = self.client.register_script(_PUSH)
         self._claim = self.client.register_script(_CLAIM)
         self._renew = self.client.register_script(_RENEW)
@@ -301,8 +311,9 @@ class RedisFleet:
     def ping(self) -> bool:
         return bool(self.client.ping())
 
-    def push_page(self, site: str, url: str, body: bytes, encoding: Optional[str],
-                  sample_pages: int) -> tuple[str, int]:
+    def push_page(
+        self, site: str, url: str, body: bytes, encoding: Optional[str], sample_pages: int
+    ) -> tuple[str, int]:
         """Add a page to the site's shared sample: (status, pages in the sample) with
         status ``added``, ``filled`` (added, and the sample is now complete: time to fit),
         ``full`` (complete already), ``dup`` (the page
@@ -311,10 +322,24 @@ class RedisFleet:
         cfg = self.config
         entry = encode_page(url, body, encoding)
         url_hash = hashlib.sha1(url.encode("utf-8", "surrogatepass")).hexdigest()
-        keys = [self.key(site, "sample"), self.key(site, "urls"), self.key(site, "bytes"),
-                self.total_key, self.key(site, "model")]
-        status, n = self._push(keys=keys, args=[entry, url_hash, sample_pages, cfg.site_sample_bytes,
-                                                cfg.total_sample_bytes, self._ms(cfg.sample_ttl)])
+        keys = [
+            self.key(site, "sample"),
+            self.key(site, "urls"),
+            self.key(site, "bytes"),
+            self.total_key,
+            self.key(site, "model"),
+        ]
+        status, n = self._push(
+            keys=keys,
+            args=[
+                entry,
+                url_hash,
+                sample_pages,
+                cfg.site_sample_bytes,
+                cfg.total_sample_bytes,
+                self._ms(cfg.sample_ttl),
+            ],
+        )
         return _text(status), int(n)
 
     def sample_state(self, sites: list[str]) -> list[tuple[bool, int]]:
@@ -330,9 +355,10 @@ class RedisFleet:
         """One step of "get the site's model": ``("model", version)`` when it is
         published, ``("lock", "")`` when this caller is now the builder, ``("busy", ms)``
         while another worker holds the lock (ms: its time to live)."""
-        state, detail = self._claim(keys=[self.key(site, "lock"), self.key(site, "model"),
-                                          self.key(site, "sample")],
-                                    args=[token, self._ms(self.config.lock_ttl)])
+        state, detail = self._claim(
+            keys=[self.key(site, "lock"), self.key(site, "model"), self.key(site, "sample")],
+            args=[token, self._ms(self.config.lock_ttl)],
+        )
         return _text(state), _text(detail)
 
     def renew(self, site: str, token: str) -> bool:
@@ -364,23 +390,31 @@ class RedisFleet:
         size = int(self.client.hstrlen(key, "json"))
         version = _text(self.client.hget(key, "version") or b"")
         if size > self.config.max_model_bytes:
-            raise ModelFormatError(f"shared model is {size} bytes, over the "
-                                   f"{self.config.max_model_bytes} limit")
+            raise ModelFormatError(f"shared model is {size} bytes, over the {self.config.max_model_bytes} limit")
         return self.client.hget(key, "json"), version
 
     def publish(self, site: str, token: str, model_json: bytes, pages: int, builder: str) -> int:
         """Publish the model this builder fitted and drop the site's sample; the new
         version, or 0 when the lock was lost (another worker is the builder now)."""
-        keys = [self.key(site, "lock"), self.key(site, "model"), self.key(site, "sample"),
-                self.key(site, "urls"), self.key(site, "bytes"), self.total_key]
-        return int(self._publish(keys=keys, args=[token, model_json, pages, builder,
-                                                  self._ms(self.config.model_ttl)]))
+        keys = [
+            self.key(site, "lock"),
+            self.key(site, "model"),
+            self.key(site, "sample"),
+            self.key(site, "urls"),
+            self.key(site, "bytes"),
+            self.total_key,
+        ]
+        return int(self._publish(keys=keys, args=[token, model_json, pages, builder, self._ms(self.config.model_ttl)]))
 
     def replace_model(self, site: str, version: str, model_json: bytes, pages: int, builder: str) -> int:
         """Compare-and-set: store a model merged into ``version`` of the site's model; the
         new version, or 0 when the model is no longer ``version`` (read it and merge again)."""
-        return int(self._replace(keys=[self.key(site, "model")],
-                                 args=[version, model_json, pages, builder, self._ms(self.config.model_ttl)]))
+        return int(
+            self._replace(
+                keys=[self.key(site, "model")],
+                args=[version, model_json, pages, builder, self._ms(self.config.model_ttl)],
+            )
+        )
 
     def drop_model(self, site: str, version: str) -> bool:
         """Delete a rejected model value, unless it changed since it was read."""

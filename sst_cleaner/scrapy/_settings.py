@@ -3,6 +3,7 @@
 Kept free of Scrapy imports (it reads any mapping with ``get``), so the defaults can be
 listed by the README and used by tests without a crawler.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -84,8 +85,15 @@ def outputs_of(config: "SSTConfig") -> tuple:
     """What a page's cleaning must send back beyond the text, for these settings: any of
     "markdown", "html", "metadata" (and "links" to write links in the first two)."""
     out = {config.format} - {"text"}
-    out |= {name for name, f in (("markdown", config.markdown_field), ("html", config.html_field),
-                                 ("metadata", config.metadata_field)) if f}
+    out |= {
+        name
+        for name, f in (
+            ("markdown", config.markdown_field),
+            ("html", config.html_field),
+            ("metadata", config.metadata_field),
+        )
+        if f
+    }
     if config.format_links and out & {"markdown", "html"}:
         out.add("links")
     return tuple(sorted(out))
@@ -168,8 +176,10 @@ def load_config(settings: Any) -> SSTConfig:
         processes = get_int("SST_PROCESSES", 1)
     worker_init = get("SST_WORKER_INIT")
     if callable(worker_init):
-        raise ValueError("SST_WORKER_INIT must be an import path ('package.module.function'), "
-                         "not the function itself: the worker processes import it")
+        raise ValueError(
+            "SST_WORKER_INIT must be an import path ('package.module.function'), "
+            "not the function itself: the worker processes import it"
+        )
     return SSTConfig(
         enabled=get_bool("SST_ENABLED"),
         method=str(get("SST_METHOD")),

@@ -20,6 +20,7 @@ runs, by ``SST_WORKERS``:
   on one site's ``SiteCleaner`` holds that site's lock, because a method's ``partial_fit``
   may mutate state that ``clean`` reads.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,7 +29,6 @@ import itertools
 import logging
 import os
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Optional
@@ -48,6 +48,7 @@ def active_store() -> Optional["SiteModelStore"]:
 
 
 # -- site keys ---------------------------------------------------------------------------
+
 
 def host_key(url: str) -> str:
     """The lower-cased host name of ``url`` (no port, no credentials): one site per host.
@@ -121,8 +122,9 @@ def resolve_site_key(spec: Any) -> Callable[[str], str]:
     raise ValueError(f"SST_SITE_KEY must be 'host', 'domain', a callable or its import path, not {spec!r}")
 
 
-_WINDOWS_RESERVED = frozenset(["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)]
-                              + [f"lpt{i}" for i in range(10)])
+_WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
+)
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _PREFIX_MAX = 48
 
@@ -145,6 +147,7 @@ def model_filename(site_key: str) -> str:
 
 
 # -- pages -------------------------------------------------------------------------------
+
 
 class PageRecord:
     """One crawled HTML page, as the middleware recorded it (url, raw body, encoding)."""
@@ -170,6 +173,7 @@ class PageRecord:
 
 
 # -- the store ---------------------------------------------------------------------------
+
 
 class SiteModelStore:
     """Site models of one crawl, the item -> page map, and the CPU worker threads."""
@@ -216,8 +220,9 @@ class SiteModelStore:
         try:
             SiteCleaner(config.method, **config.params)
         except Exception as exc:
-            raise ValueError(f"sst-cleaner: cannot create method {config.method!r} with SST_PARAMS "
-                             f"{config.params!r}: {exc}") from exc
+            raise ValueError(
+                f"sst-cleaner: cannot create method {config.method!r} with SST_PARAMS {config.params!r}: {exc}"
+            ) from exc
 
     # -- stats helper
     def inc(self, key: str, count: float = 1) -> None:
@@ -353,8 +358,9 @@ class SiteModelStore:
                 outcome = (None, None, self.model_path(site_key), getattr(outcome, "value", outcome))
             model, data, path, why = outcome
             if why is not None:
-                logger.warning("sst: ignoring unusable model file %s for site %s (%s); building a "
-                               "new model", path, site_key, why)
+                logger.warning(
+                    "sst: ignoring unusable model file %s for site %s (%s); building a new model", path, site_key, why
+                )
                 self.inc("models_rejected")
                 if isinstance(why, BaseException):
                     self.inc("errors")
@@ -363,8 +369,10 @@ class SiteModelStore:
                 if self._pool is not None:  # the site's worker gets the checked data, not the path
                     self._remote_pages[site_key] = model.n_pages
                     self._call(site_key, "put", (data,), lambda: None).addErrback(
-                        lambda f: logger.warning("sst: the worker could not take the model of %s: %s",
-                                                 site_key, f.value))
+                        lambda f: logger.warning(
+                            "sst: the worker could not take the model of %s: %s", site_key, f.value
+                        )
+                    )
                 self.inc("models_loaded")
                 logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
         except Exception:
@@ -400,16 +408,22 @@ class SiteModelStore:
         pool = self._pool
         if pool is None or self._pending_calls is not None:
             return set()
-        futures = {site: pool.submit(pool.index(site), "save", site, self.model_path(site))
-                   for site in sites if site in self._models}
+        futures = {
+            site: pool.submit(pool.index(site), "save", site, self.model_path(site))
+            for site in sites
+            if site in self._models
+        }
         saved = set()
         for site, future in futures.items():
             try:
                 if future.result(timeout=120):
                     saved.add(site)
             except Exception as exc:  # a dead worker: the local copy is saved instead
-                logger.warning("sst: the worker could not save the model of site %s (%r); "
-                               "saving the copy made when it was built", site, exc)
+                logger.warning(
+                    "sst: the worker could not save the model of site %s (%r); saving the copy made when it was built",
+                    site,
+                    exc,
+                )
         return saved
 
     # -- item -> page map
@@ -533,8 +547,9 @@ class SiteModelStore:
 
             # evicted models of this crawl only: removed at the close
             self._spill_dir = tempfile.mkdtemp(prefix="sst-models-")
-        self._pool = WorkerPool(cfg.processes, cfg.method, cfg.params, cfg.worker_init,
-                                cfg.max_models, cfg.model_dir or self._spill_dir)
+        self._pool = WorkerPool(
+            cfg.processes, cfg.method, cfg.params, cfg.worker_init, cfg.max_models, cfg.model_dir or self._spill_dir
+        )
         self._pending_calls = []
         self._deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
         self._count_spawned()
@@ -548,17 +563,23 @@ class SiteModelStore:
     def _workers_started(self, pid: Any) -> None:
         if self._pool is None:  # the crawl ended (or went to threads) before worker 0 answered
             return
-        logger.info("sst: worker processes up (SST_WORKERS = 'process', SST_PROCESSES = %d; each "
-                    "starts when its first site needs it)", self._pool.n)
+        logger.info(
+            "sst: worker processes up (SST_WORKERS = 'process', SST_PROCESSES = %d; each "
+            "starts when its first site needs it)",
+            self._pool.n,
+        )
         self._run_pending_calls()
 
     def _workers_not_started(self, failure: Any) -> None:
         if self._pool is None:  # closed meanwhile: nothing waits for the workers any more
             return
         exc = getattr(failure, "value", failure)
-        logger.warning("sst: worker processes could not start (%r); fitting and cleaning run in "
-                       "threads instead. A custom method must be registered in the workers too: "
-                       "see SST_WORKER_INIT", exc)
+        logger.warning(
+            "sst: worker processes could not start (%r); fitting and cleaning run in "
+            "threads instead. A custom method must be registered in the workers too: "
+            "see SST_WORKER_INIT",
+            exc,
+        )
         self.inc("errors")
         self.inc("errors/workers")
         self._use_threads()
@@ -619,8 +640,7 @@ class SiteModelStore:
             except Exception:  # e.g. fired twice: never keep the rest of the batch waiting
                 logger.exception("sst: handing a worker's answer to the crawl failed")
 
-    def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any],
-              retry: bool = True):
+    def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any], retry: bool = True):
         """Deferred of ``op`` on ``site``: in the site's worker process, or ``thread_fn()``
         in a worker thread (thread mode, or after the workers were given up)."""
         from twisted.internet.defer import Deferred
@@ -651,12 +671,10 @@ class SiteModelStore:
             self._outstanding.add(future)
             future.add_done_callback(self._outstanding.discard)
         d = self._deferred(future)
-        d.addErrback(self._worker_failed, pool, i, generation, seq,
-                     (site, op, args, thread_fn) if retry else None)
+        d.addErrback(self._worker_failed, pool, i, generation, seq, (site, op, args, thread_fn) if retry else None)
         return d
 
-    def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int, seq: int,
-                       retry: Optional[tuple]) -> Any:
+    def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int, seq: int, retry: Optional[tuple]) -> Any:
         """A call failed. If its worker died: the first failure seen restarts the worker
         (the new process gets the models the dead one owned, from the local copies) or,
         past ``MAX_RESTARTS``, moves the work to threads. The call the worker was running
@@ -674,12 +692,16 @@ class SiteModelStore:
             self.inc("worker_crashes")
             if pool is self._pool and pool.generation[i] == generation:
                 if pool.restarts >= MAX_RESTARTS:
-                    logger.error("sst: worker process %d died (%s); %d restarts already, so "
-                                 "fitting and cleaning go on in threads", i, failure.value, pool.restarts)
+                    logger.error(
+                        "sst: worker process %d died (%s); %d restarts already, so "
+                        "fitting and cleaning go on in threads",
+                        i,
+                        failure.value,
+                        pool.restarts,
+                    )
                     self._use_threads()
                 else:
-                    logger.error("sst: worker process %d died (%s); starting a new one",
-                                 i, failure.value)
+                    logger.error("sst: worker process %d died (%s); starting a new one", i, failure.value)
                     pool.restart(i)
                     self.inc("worker_restarts")
                     self._restore_models(pool, i)
@@ -695,8 +717,10 @@ class SiteModelStore:
             if pool.index(site) == i:
                 self._remote_pages[site] = model.n_pages
                 self._call(site, "put", (model.to_dict(),), lambda: None, retry=False).addErrback(
-                    lambda f, s=site: logger.warning("sst: could not restore the model of %s in "
-                                                     "the new worker: %s", s, f.value))
+                    lambda f, s=site: logger.warning(
+                        "sst: could not restore the model of %s in the new worker: %s", s, f.value
+                    )
+                )
 
     # -- the three kinds of CPU work
     def build(self, site: str, pages: list[PageRecord]):
@@ -751,8 +775,9 @@ class SiteModelStore:
             self.mark_dirty(site)
             return n_pages
 
-        return self._call(site, "refine", page.fields,
-                          lambda: refine_site(model, *page.fields, lock=lock, budget=budget)).addCallback(done)
+        return self._call(
+            site, "refine", page.fields, lambda: refine_site(model, *page.fields, lock=lock, budget=budget)
+        ).addCallback(done)
 
     def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False, outputs: tuple = ()):
         """Clean ``page`` with its site's model (the page-level fallback if the site has
@@ -764,13 +789,11 @@ class SiteModelStore:
         cleaner, site_model = choose_cleaner(model, self.fallback)
         lock = self.lock(page.site if model is not None else "\0fallback")
         args = page.fields + (sentences, blocks, tuple(outputs))
-        return self._call(page.site, "clean", args,
-                          lambda: clean_page(cleaner, site_model, *args, lock=lock))
+        return self._call(page.site, "clean", args, lambda: clean_page(cleaner, site_model, *args, lock=lock))
 
     def run(self, func: Callable[..., Any], *args: Any):
         """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the
         reactor thread with its result (works with any Twisted reactor)."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.config.threads,
-                                                thread_name_prefix="sst-worker")
+            self._executor = ThreadPoolExecutor(max_workers=self.config.threads, thread_name_prefix="sst-worker")
         return self._deferred(self._executor.submit(func, *args))

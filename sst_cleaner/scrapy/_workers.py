@@ -18,6 +18,7 @@ This module's top half runs in the workers (module globals hold the worker's mod
 ``concurrent.futures`` futures, which :class:`~sst_cleaner.scrapy._site_models.SiteModelStore`
 turns into Deferreds fired on the reactor thread.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,8 +55,7 @@ class CleanFields(NamedTuple):
     metadata: Optional[dict] = None
 
 
-def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool,
-                 outputs: tuple = ()) -> CleanFields:
+def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool, outputs: tuple = ()) -> CleanFields:
     """The fields of a ``CleanResult`` the pipeline needs."""
     from sst_cleaner.engine._result import INFORMATIVE
 
@@ -96,8 +96,9 @@ def import_callable(path: str) -> Callable[..., Any]:
 _W: dict = {}  # the worker's state: method, params, models, fallback
 
 
-def _init_worker(method: str, params: dict, init: Optional[str], max_models: int = 0,
-                 spill_dir: Optional[str] = None) -> None:
+def _init_worker(
+    method: str, params: dict, init: Optional[str], max_models: int = 0, spill_dir: Optional[str] = None
+) -> None:
     """Runs once in each new worker process."""
     import signal
 
@@ -111,8 +112,7 @@ def _init_worker(method: str, params: dict, init: Optional[str], max_models: int
         from sst_cleaner.engine._cleaner import SiteCleaner
         from sst_cleaner.scrapy._model_cache import ModelCache
 
-        models: Any = ModelCache(max_models, spill_dir,
-                                 lambda path: SiteCleaner.load(path, params=params))
+        models: Any = ModelCache(max_models, spill_dir, lambda path: SiteCleaner.load(path, params=params))
     else:
         models = _Models()
     _W.update(method=method, params=params, models=models, fallback=None)
@@ -141,6 +141,7 @@ def _op_start(site: str) -> int:
 # (the Scrapy process's SiteModelStore calls them in threads, with a site's lock, in
 # SST_WORKERS = "thread" mode or after the workers were given up)
 
+
 def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tuple:
     """Fit a site model on ``pages`` [(url, body, encoding)].
 
@@ -168,8 +169,9 @@ def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tu
 REFINE_SKIPPED = -1
 
 
-def refine_site(model: Any, url: str, body: bytes, encoding: Optional[str],
-                lock: Any = contextlib.nullcontext(), budget: Any = None) -> Optional[int]:
+def refine_site(
+    model: Any, url: str, body: bytes, encoding: Optional[str], lock: Any = contextlib.nullcontext(), budget: Any = None
+) -> Optional[int]:
     """``partial_fit`` of ``model`` with one page: its page count (None: no model;
     ``REFINE_SKIPPED``: the worker's :class:`~sst_cleaner.engine._refine_budget.RefineBudget`
     is spent)."""
@@ -203,9 +205,17 @@ def choose_cleaner(model: Any, fallback: Callable[[], Any]) -> tuple:
     return model, getattr(model, "fit_status", "ok") != "over_budget"
 
 
-def clean_page(cleaner: Any, site_model: bool, url: str, body: bytes, encoding: Optional[str],
-               sentences: bool, blocks: bool, outputs: tuple = (),
-               lock: Any = contextlib.nullcontext()) -> CleanFields:
+def clean_page(
+    cleaner: Any,
+    site_model: bool,
+    url: str,
+    body: bytes,
+    encoding: Optional[str],
+    sentences: bool,
+    blocks: bool,
+    outputs: tuple = (),
+    lock: Any = contextlib.nullcontext(),
+) -> CleanFields:
     """Clean one page, parsed within the cleaner's limits: the fields the pipeline writes."""
     prepared = _parse(url, body, encoding, cleaner.limits)
     with lock:
@@ -250,8 +260,9 @@ def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Opt
     return refine_site(_W["models"].get(site), url, body, encoding, budget=budget)
 
 
-def _op_clean(site: str, url: str, body: bytes, encoding: Optional[str],
-              sentences: bool, blocks: bool, outputs: tuple = ()) -> CleanFields:
+def _op_clean(
+    site: str, url: str, body: bytes, encoding: Optional[str], sentences: bool, blocks: bool, outputs: tuple = ()
+) -> CleanFields:
     cleaner, site_model = choose_cleaner(_W["models"].get(site) if site else None, _fallback)
     return clean_page(cleaner, site_model, url, body, encoding, sentences, blocks, outputs)
 
@@ -279,8 +290,16 @@ def _op_crash(site: str) -> None:  # for tests: a worker that dies mid-call
     os._exit(70)
 
 
-_OPS = {"start": _op_start, "fit": _op_fit, "refine": _op_refine, "clean": _op_clean,
-        "put": _op_put, "load": _op_load, "save": _op_save, "crash": _op_crash}
+_OPS = {
+    "start": _op_start,
+    "fit": _op_fit,
+    "refine": _op_refine,
+    "clean": _op_clean,
+    "put": _op_put,
+    "load": _op_load,
+    "save": _op_save,
+    "crash": _op_crash,
+}
 
 
 def _picklable(exc: BaseException) -> BaseException:
@@ -303,8 +322,16 @@ class RemoteTraceback(Exception):
         return self.tb
 
 
-def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: dict,
-                 init: Optional[str], max_models: int = 0, spill_dir: Optional[str] = None) -> None:
+def _worker_main(
+    requests: Any,
+    answers: Any,
+    skip: Any,
+    method: str,
+    params: dict,
+    init: Optional[str],
+    max_models: int = 0,
+    spill_dir: Optional[str] = None,
+) -> None:
     """A worker process: runs the calls of ``requests`` in order, answers on ``answers``.
 
     A request is ``(seq, op, site, args)``; the answer ``(seq, ok, value)``, value being
@@ -343,6 +370,7 @@ def _worker_main(requests: Any, answers: Any, skip: Any, method: str, params: di
 
 
 # -- the Scrapy process's side -------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _main_not_imported():
@@ -392,8 +420,12 @@ class _Worker:
         self.requests = ctx.Queue()
         self.skip = ctx.Value("q", -1, lock=False)
         self._answers, answers_w = ctx.Pipe(duplex=False)
-        self.process = ctx.Process(target=_worker_main, name=f"sst-worker-{index}", daemon=True,
-                                   args=(self.requests, answers_w, self.skip) + initargs)
+        self.process = ctx.Process(
+            target=_worker_main,
+            name=f"sst-worker-{index}",
+            daemon=True,
+            args=(self.requests, answers_w, self.skip) + initargs,
+        )
         with _main_not_imported():
             self.process.start()
         answers_w.close()
@@ -433,8 +465,7 @@ class _Worker:
                 reason = f"worker process {self.index}: reading its answers failed: {exc!r}"
                 break
             code = self.process.exitcode if not self.process.is_alive() else None
-            reason = (self.broken or f"worker process {self.index} (pid {self.process.pid}) "
-                      f"ended with exit code {code}")
+            reason = self.broken or f"worker process {self.index} (pid {self.process.pid}) ended with exit code {code}"
         self._fail_all(reason)
 
     def _answer(self, msg: tuple) -> None:
@@ -488,8 +519,15 @@ class _Worker:
 class WorkerPool:
     """``n`` worker processes; each site is pinned to one of them."""
 
-    def __init__(self, n: int, method: str, params: dict, init: Optional[str] = None,
-                 max_models: int = 0, spill_dir: Optional[str] = None):
+    def __init__(
+        self,
+        n: int,
+        method: str,
+        params: dict,
+        init: Optional[str] = None,
+        max_models: int = 0,
+        spill_dir: Optional[str] = None,
+    ):
         import itertools
         import multiprocessing
 

@@ -38,6 +38,7 @@ time lxml alone takes to parse the same pages: the floor no cleaner can go below
 trafilatura is installed (a benchmark extra, never a runtime dependency) it is run in
 the same process as a reference row (``page`` mode, its own clean ms).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,8 +72,13 @@ _clock: Callable[[], float] = time.process_time
 # Input rule: the benchmark's prepare_html, re-implemented
 # --------------------------------------------------------------------------------------
 
-_CHARSET_ALIASES = {"windows-874": "cp874", "x-sjis": "shift_jis", "iso-1252": "cp1252",
-                    "unicode": "utf-8", "utf8": "utf-8"}
+_CHARSET_ALIASES = {
+    "windows-874": "cp874",
+    "x-sjis": "shift_jis",
+    "iso-1252": "cp1252",
+    "unicode": "utf-8",
+    "utf8": "utf-8",
+}
 _ASCII_WS = frozenset(b" \t\n\r\f\v")  # what \s matches in a bytes regex
 _NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-")
 _QUOTES = frozenset(b"\"'")
@@ -183,7 +189,7 @@ def strip_cleaneval_wrapper(text: str) -> str:
     m = _CLEANEVAL_OPEN.match(text)
     if not m:
         return text
-    return _CLEANEVAL_CLOSE.sub("", text[m.end():])
+    return _CLEANEVAL_CLOSE.sub("", text[m.end() :])
 
 
 def prepare_html(data: bytes) -> tuple[str, str]:
@@ -240,9 +246,14 @@ def score_pages(predictions: dict[str, str], pages: Sequence["Page"]) -> Score:
         s = prf(predictions.get(page.id) or "", page.gold)
         per_page.append(s)
         by_site[page.site_key].append(s[2])
-    return Score(len(per_page), _mean(s[0] for s in per_page), _mean(s[1] for s in per_page),
-                 _mean(s[2] for s in per_page), _mean(_mean(v) for v in by_site.values()),
-                 len(by_site))
+    return Score(
+        len(per_page),
+        _mean(s[0] for s in per_page),
+        _mean(s[1] for s in per_page),
+        _mean(s[2] for s in per_page),
+        _mean(_mean(v) for v in by_site.values()),
+        len(by_site),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -285,8 +296,11 @@ def find_manifests(path: str) -> list[str]:
         return [direct]
     if not os.path.isdir(path):
         raise SystemExit(f"no such manifest or folder: {path}")
-    found = sorted(os.path.join(path, d, "manifest.jsonl") for d in os.listdir(path)
-                   if os.path.isfile(os.path.join(path, d, "manifest.jsonl")))
+    found = sorted(
+        os.path.join(path, d, "manifest.jsonl")
+        for d in os.listdir(path)
+        if os.path.isfile(os.path.join(path, d, "manifest.jsonl"))
+    )
     if not found:
         raise SystemExit(f"no manifest.jsonl in {path}")
     return found
@@ -420,8 +434,9 @@ def _fail_all(run: Run, pages: Iterable[Page]) -> None:
         run.scored.append(page)
 
 
-def run_method(corpus: Corpus, method: str, mode: str, fit_pages: int = 20,
-               factory: Optional[Callable[[], object]] = None) -> Run:
+def run_method(
+    corpus: Corpus, method: str, mode: str, fit_pages: int = 20, factory: Optional[Callable[[], object]] = None
+) -> Run:
     """Run one method in one mode over every site of ``corpus`` and score it."""
     if factory is None:
         from sst_cleaner.engine._cleaner import SiteCleaner
@@ -437,7 +452,7 @@ def run_method(corpus: Corpus, method: str, mode: str, fit_pages: int = 20,
             for i, page in enumerate(pages):
                 cleaner = _new(run, factory)
                 # as site_eval.py: a one-page site is fitted on nothing
-                if cleaner is None or not _fit(run, cleaner, pages[:i] + pages[i + 1:]):
+                if cleaner is None or not _fit(run, cleaner, pages[:i] + pages[i + 1 :]):
                     _fail_all(run, [page])
                     continue
                 _clean(run, cleaner, page)
@@ -498,7 +513,8 @@ def parse_floor_ms(corpus: Corpus) -> dict[str, float]:
 
 
 def _parse_ms(page: Page) -> float:
-    from lxml import etree, html as lxml_html
+    from lxml import etree
+    from lxml import html as lxml_html
 
     data = page.html.encode("utf-8", "replace")
     parser = _floor_parser()
@@ -554,8 +570,8 @@ def learning_curve(corpus: Corpus, method: str, points: Sequence = CURVE_POINTS)
 def fit_jobs(method: str) -> int:
     """Processes ``fit(n_jobs=...)`` can use for ``method`` here: every CPU, when the
     method's model can be learnt in shards (1 otherwise)."""
-    from sst_cleaner.engine._registry import learns_in_shards
     from sst_cleaner.engine._parallel_fit import usable_cpus
+    from sst_cleaner.engine._registry import learns_in_shards
 
     return usable_cpus() if learns_in_shards(method) else 1
 
@@ -604,12 +620,21 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
                 cleaner.fit(_pairs(chosen), n_jobs=jobs)
                 par_wall.append((time.perf_counter() - t0) * 1000)
                 par_cpu.append(cleaner.build_seconds * 1000)
-        info = {"ms": statistics.median(times), "runs_ms": times, "estimate": False,
-                "floor_ms": statistics.median(floors), "floors_ms": floors,
-                "x_floor": statistics.median(t / f for t, f in zip(times, floors) if f > 0) if any(floors) else None}
+        info = {
+            "ms": statistics.median(times),
+            "runs_ms": times,
+            "estimate": False,
+            "floor_ms": statistics.median(floors),
+            "floors_ms": floors,
+            "x_floor": statistics.median(t / f for t, f in zip(times, floors) if f > 0) if any(floors) else None,
+        }
         if par_wall:
-            info["parallel"] = {"processes": jobs, "wall_ms": statistics.median(par_wall), "runs_wall_ms": par_wall,
-                                "cpu_ms": statistics.median(par_cpu)}
+            info["parallel"] = {
+                "processes": jobs,
+                "wall_ms": statistics.median(par_wall),
+                "runs_wall_ms": par_wall,
+                "cpu_ms": statistics.median(par_cpu),
+            }
         if mixed:
             info.update(mixed=True, sites=len({p.site_key for p in chosen}))
         else:
@@ -619,8 +644,12 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
     for mode in ("transductive", "sample", "loo"):
         r = by_mode.get(mode)
         if r is not None and r.fit_ms_per_page is not None:
-            return {"ms": r.fit_ms_per_page * FIT_500, "estimate": True, "from_mode": mode,
-                    "largest_site_pages": len(biggest)}
+            return {
+                "ms": r.fit_ms_per_page * FIT_500,
+                "estimate": True,
+                "from_mode": mode,
+                "largest_site_pages": len(biggest),
+            }
     return {"ms": None, "estimate": True}
 
 
@@ -628,8 +657,7 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
 # Output
 # --------------------------------------------------------------------------------------
 
-_HEADER = ("corpus", "method", "mode", "pages", "err", "P", "R", "F1", "siteF1",
-           "fit ms/page", "clean ms", "parse ms")
+_HEADER = ("corpus", "method", "mode", "pages", "err", "P", "R", "F1", "siteF1", "fit ms/page", "clean ms", "parse ms")
 
 
 def _row_cells(run: Run, floor: dict[str, float]) -> list[str]:
@@ -645,32 +673,44 @@ def _row_cells(run: Run, floor: dict[str, float]) -> list[str]:
         nums = ["-"] * 4
     else:
         nums = [f"{s.precision:.4f}", f"{s.recall:.4f}", f"{s.f1:.4f}", f"{s.site_f1:.4f}"]
-    return [run.corpus, run.method, run.mode, str(s.pages if s else 0), str(run.errors), *nums,
-            ms(run.fit_ms_per_page), ms(run.clean_ms_median),
-            ms(statistics.median(parse) if parse else None)]
+    return [
+        run.corpus,
+        run.method,
+        run.mode,
+        str(s.pages if s else 0),
+        str(run.errors),
+        *nums,
+        ms(run.fit_ms_per_page),
+        ms(run.clean_ms_median),
+        ms(statistics.median(parse) if parse else None),
+    ]
 
 
 def _fmt_fit500(name: str, method: str, info: dict) -> str:
     if info.get("ms") is None:
         return f"{name} {method}: fit {FIT_500} pages: n/a"
     if info["estimate"]:
-        return (f"{name} {method}: fit {FIT_500} pages ~ {info['ms'] / 1000:.2f} s  ESTIMATE "
-                f"(fit ms/page of {info['from_mode']} x {FIT_500}; largest site has "
-                f"{info['largest_site_pages']} pages)")
+        return (
+            f"{name} {method}: fit {FIT_500} pages ~ {info['ms'] / 1000:.2f} s  ESTIMATE "
+            f"(fit ms/page of {info['from_mode']} x {FIT_500}; largest site has "
+            f"{info['largest_site_pages']} pages)"
+        )
     runs = ", ".join(f"{ms / 1000:.2f}" for ms in info.get("runs_ms", []))
-    where = (f"{info['sites']} sites' first pages fitted as one model" if info.get("mixed")
-             else f"site {info['site']}")
+    where = f"{info['sites']} sites' first pages fitted as one model" if info.get("mixed") else f"site {info['site']}"
     floor = ""
     if info.get("x_floor"):
-        floor = (f"; {info['x_floor']:.1f}x lxml parsing the same pages "
-                 f"({info['floor_ms'] / 1000:.2f} s in this run)")
+        floor = f"; {info['x_floor']:.1f}x lxml parsing the same pages ({info['floor_ms'] / 1000:.2f} s in this run)"
     par = info.get("parallel")
     if par:
         pruns = ", ".join(f"{ms / 1000:.2f}" for ms in par["runs_wall_ms"])
-        floor += (f"; on {par['processes']} processes (n_jobs): {par['wall_ms'] / 1000:.2f} s wall-clock "
-                  f"(median of {pruns} s; {par['cpu_ms'] / 1000:.2f} s CPU in all)")
-    return (f"{name} {method}: fit {FIT_500} pages = {info['ms'] / 1000:.2f} s  measured on {where} "
-            f"(median of {runs} s){floor}")
+        floor += (
+            f"; on {par['processes']} processes (n_jobs): {par['wall_ms'] / 1000:.2f} s wall-clock "
+            f"(median of {pruns} s; {par['cpu_ms'] / 1000:.2f} s CPU in all)"
+        )
+    return (
+        f"{name} {method}: fit {FIT_500} pages = {info['ms'] / 1000:.2f} s  measured on {where} "
+        f"(median of {runs} s){floor}"
+    )
 
 
 def render_text(results: list[dict]) -> str:
@@ -680,8 +720,7 @@ def render_text(results: list[dict]) -> str:
             rows.append(_row_cells(run, res["floor"]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
     left = {0, 1, 2}
-    lines = ["  ".join(c.ljust(widths[i]) if i in left else c.rjust(widths[i])
-                       for i, c in enumerate(r)) for r in rows]
+    lines = ["  ".join(c.ljust(widths[i]) if i in left else c.rjust(widths[i]) for i, c in enumerate(r)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     out = ["\n".join(lines), ""]
     for res in results:
@@ -704,30 +743,36 @@ def _curve_text(res: dict) -> str:
     if not curve or not curve[0]["run"].scored:
         return f"learning curve {name}: no site with more than 8 pages"
     head = curve[0]["run"]
-    lines = [f"learning curve {name} {head.method}: F1 vs pages fitted per site "
-             f"({head.score.sites} sites with > 8 pages, {head.score.pages} held-out pages)"]
+    lines = [
+        f"learning curve {name} {head.method}: F1 vs pages fitted per site "
+        f"({head.score.sites} sites with > 8 pages, {head.score.pages} held-out pages)"
+    ]
     for pt in curve:
         s = pt["run"].score
-        lines.append(f"  k={str(pt['k']):<4} P={s.precision:.4f} R={s.recall:.4f} F1={s.f1:.4f} "
-                     f"errors={pt['run'].errors}")
+        lines.append(
+            f"  k={str(pt['k']):<4} P={s.precision:.4f} R={s.recall:.4f} F1={s.f1:.4f} errors={pt['run'].errors}"
+        )
     return "\n".join(lines)
 
 
 def _notes(results: list[dict]) -> list[str]:
     notes = []
     if any(res["corpus"].capped for res in results):
-        notes.append("capped: sites larger than --max-pages-per-site were sampled (seed 0); "
-                     "rescore --out files with score.py --skip-missing")
+        notes.append(
+            "capped: sites larger than --max-pages-per-site were sampled (seed 0); "
+            "rescore --out files with score.py --skip-missing"
+        )
     clock = "wall-clock" if _clock is time.perf_counter else "CPU"
-    notes.append(f"times are {clock} ms; fit ms/page = total fit time / pages fitted; clean ms, "
-                 "parse ms = medians per page (parse ms = lxml alone, the floor); "
-                 "F1 = macro over pages")
+    notes.append(
+        f"times are {clock} ms; fit ms/page = total fit time / pages fitted; clean ms, "
+        "parse ms = medians per page (parse ms = lxml alone, the floor); "
+        "F1 = macro over pages"
+    )
     return notes
 
 
 def render_markdown(results: list[dict]) -> str:
-    out = ["| " + " | ".join(_HEADER) + " |",
-           "|" + "|".join(["---"] * 3 + ["---:"] * (len(_HEADER) - 3)) + "|"]
+    out = ["| " + " | ".join(_HEADER) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(_HEADER) - 3)) + "|"]
     for res in results:
         for run in res["runs"]:
             out.append("| " + " | ".join(_row_cells(run, res["floor"])) + " |")
@@ -744,8 +789,10 @@ def render_markdown(results: list[dict]) -> str:
             out.append(f"Learning curve, {res['corpus'].name}: no site with more than 8 pages.")
             continue
         head = curve[0]["run"]
-        out.append(f"Learning curve, {res['corpus'].name}, `{head.method}` "
-                   f"({head.score.sites} sites with > 8 pages, {head.score.pages} held-out pages):")
+        out.append(
+            f"Learning curve, {res['corpus'].name}, `{head.method}` "
+            f"({head.score.sites} sites with > 8 pages, {head.score.pages} held-out pages):"
+        )
         out.append("")
         out.append("| pages fitted | P | R | F1 |")
         out.append("|---|---:|---:|---:|")
@@ -761,26 +808,38 @@ def render_markdown(results: list[dict]) -> str:
 def _run_json(run: Run, floor: dict[str, float]) -> dict:
     s = run.score
     parse = [floor[p.id] for p in run.scored if p.id in floor]
-    return {"method": run.method, "mode": run.mode, "pages": s.pages if s else 0,
-            "errors": run.errors, "precision": s.precision if s else None,
-            "recall": s.recall if s else None, "f1": s.f1 if s else None,
-            "site_f1": s.site_f1 if s else None, "sites": s.sites if s else 0,
-            "fit_ms_per_page": run.fit_ms_per_page, "fit_calls": run.fit_calls,
-            "pages_fitted": run.fit_pages, "clean_ms_median": run.clean_ms_median,
-            "parse_ms_median": statistics.median(parse) if parse else None}
+    return {
+        "method": run.method,
+        "mode": run.mode,
+        "pages": s.pages if s else 0,
+        "errors": run.errors,
+        "precision": s.precision if s else None,
+        "recall": s.recall if s else None,
+        "f1": s.f1 if s else None,
+        "site_f1": s.site_f1 if s else None,
+        "sites": s.sites if s else 0,
+        "fit_ms_per_page": run.fit_ms_per_page,
+        "fit_calls": run.fit_calls,
+        "pages_fitted": run.fit_pages,
+        "clean_ms_median": run.clean_ms_median,
+        "parse_ms_median": statistics.median(parse) if parse else None,
+    }
 
 
 def render_json(results: list[dict]) -> str:
     out = {}
     for res in results:
         c = res["corpus"]
-        entry = {"manifest": c.manifest, "pages": len(c.pages), "sites": len(c.sites),
-                 "capped": c.capped,
-                 "runs": [_run_json(r, res["floor"]) for r in res["runs"]],
-                 "fit500": res["fit500"]}
+        entry = {
+            "manifest": c.manifest,
+            "pages": len(c.pages),
+            "sites": len(c.sites),
+            "capped": c.capped,
+            "runs": [_run_json(r, res["floor"]) for r in res["runs"]],
+            "fit500": res["fit500"],
+        }
         if res.get("curve") is not None:
-            entry["curve"] = [{"k": pt["k"], **_run_json(pt["run"], res["floor"])}
-                              for pt in res["curve"]]
+            entry["curve"] = [{"k": pt["k"], **_run_json(pt["run"], res["floor"])} for pt in res["curve"]]
         out[c.name] = entry
     return json.dumps(out, indent=1) + "\n"
 
@@ -791,8 +850,7 @@ def write_predictions(out_dir: str, run: Run) -> str:
     path = os.path.join(out_dir, f"{run.corpus}__{run.method}__{run.mode}.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for page in run.scored:
-            f.write(json.dumps({"id": page.id, "text": run.predictions[page.id]},
-                               ensure_ascii=False) + "\n")
+            f.write(json.dumps({"id": page.id, "text": run.predictions[page.id]}, ensure_ascii=False) + "\n")
     return path
 
 
@@ -809,25 +867,31 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m sst_cleaner.tools.bench",
         description="Benchmark every sst_cleaner method on manifest corpora "
-                    "(P/R/F1, fit and clean time, lxml parse floor).")
+        "(P/R/F1, fit and clean time, lxml parse floor).",
+    )
     ap.add_argument("data", nargs="+", help="manifest.jsonl, a corpus folder, or a folder of corpora")
-    ap.add_argument("--methods", type=_csv, default=None,
-                    help="comma-separated methods (default: all of available_methods())")
-    ap.add_argument("--modes", type=_csv, default=list(MODES),
-                    help=f"comma-separated, from {','.join(MODES)} (default: all)")
+    ap.add_argument(
+        "--methods", type=_csv, default=None, help="comma-separated methods (default: all of available_methods())"
+    )
+    ap.add_argument(
+        "--modes", type=_csv, default=list(MODES), help=f"comma-separated, from {','.join(MODES)} (default: all)"
+    )
     ap.add_argument("--fit-pages", type=int, default=20, help="pages fitted per site in sample mode")
-    ap.add_argument("--max-pages-per-site", type=int, default=None,
-                    help="sample (seed 0) at most N pages of each site, for every mode "
-                         "(loo costs pages^2 per site)")
-    ap.add_argument("--curve", metavar="METHOD", default=None,
-                    help="also print F1 vs pages fitted (0,1,2,4,8,all) for METHOD")
-    ap.add_argument("--out", metavar="DIR", default=None,
-                    help="write predictions, one CORPUS__METHOD__MODE.jsonl each")
+    ap.add_argument(
+        "--max-pages-per-site",
+        type=int,
+        default=None,
+        help="sample (seed 0) at most N pages of each site, for every mode (loo costs pages^2 per site)",
+    )
+    ap.add_argument(
+        "--curve", metavar="METHOD", default=None, help="also print F1 vs pages fitted (0,1,2,4,8,all) for METHOD"
+    )
+    ap.add_argument("--out", metavar="DIR", default=None, help="write predictions, one CORPUS__METHOD__MODE.jsonl each")
     ap.add_argument("--no-reference", action="store_true", help="do not run trafilatura")
-    ap.add_argument("--wall-clock", action="store_true",
-                    help="time with the wall clock (default: process CPU time)")
-    ap.add_argument("--save-json", metavar="PATH", default=None,
-                    help="also write the --json output to PATH (whatever is printed)")
+    ap.add_argument("--wall-clock", action="store_true", help="time with the wall clock (default: process CPU time)")
+    ap.add_argument(
+        "--save-json", metavar="PATH", default=None, help="also write the --json output to PATH (whatever is printed)"
+    )
     fmt = ap.add_mutually_exclusive_group()
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown table")
     fmt.add_argument("--json", action="store_true", help="print JSON")
@@ -866,15 +930,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for mode in args.modes:
                 t0 = time.perf_counter()
                 run = run_method(corpus, method, mode, args.fit_pages)
-                _log(f"[{corpus.name}] {method} {mode}: pages={run.score.pages} "
-                     f"F1={run.score.f1:.4f} errors={run.errors} ({time.perf_counter() - t0:.1f} s)")
+                _log(
+                    f"[{corpus.name}] {method} {mode}: pages={run.score.pages} "
+                    f"F1={run.score.f1:.4f} errors={run.errors} ({time.perf_counter() - t0:.1f} s)"
+                )
                 runs.append(run)
         if use_reference:
             run = run_reference(corpus)
             _log(f"[{corpus.name}] {REFERENCE}: F1={run.score.f1:.4f} errors={run.errors}")
             runs.append(run)
-        res = {"corpus": corpus, "floor": floor, "runs": runs,
-               "fit500": {m: fit_500(corpus, m, runs) for m in methods}}
+        res = {"corpus": corpus, "floor": floor, "runs": runs, "fit500": {m: fit_500(corpus, m, runs) for m in methods}}
         if args.curve:
             res["curve"] = learning_curve(corpus, args.curve)
         if args.out:

@@ -22,6 +22,7 @@ Prints crashes, slow cases, the slowest case (CPU and wall seconds) and peak mem
 RSS of the process, from ``resource.getrusage``). Exit status 0 only with no crash and
 no slow case.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,18 +37,20 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 from sst_cleaner.engine._cleaner import SiteCleaner
-from sst_cleaner.engine._registry import available_methods
 from sst_cleaner.engine._dom import PreparedPage, parse_html
 from sst_cleaner.engine._limits import DEFAULT_LIMITS
 from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.engine._registry import available_methods
 from sst_cleaner.engine._result import CleanResult
 
 Data = Union[str, bytes]
 STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
 
-_WORDS = ("the of and to in is was for on that with as by at from his her are this be it an have "
-          "market city council report water school season player government museum river music "
-          "police festival library energy climate election hospital science garden bridge").split()
+_WORDS = (
+    "the of and to in is was for on that with as by at from his her are this be it an have "
+    "market city council report water school season player government museum river music "
+    "police festival library energy climate election hospital science garden bridge"
+).split()
 _SCRIPTS = {
     "cjk": "中文网页内容提取算法研究数据集合東京都の天気予報는한국어문장입니다",
     "rtl": "هذا نص عربي للاختبار שלום עולם זה טקסט בעברית",
@@ -55,11 +58,25 @@ _SCRIPTS = {
     "latin": "Ça coûte très cher à Zürich, naïve façade, Straße",
     "bidi": "\u202eevil\u202c \u200f\u200e\u2066x\u2069",
 }
-_TAGS = ("div p span a b i li ul ol table tr td th h1 h2 section article nav footer header "
-         "font center form input select option script style noscript iframe svg math pre "
-         "code blockquote em strong br hr img").split()
-_ENCODINGS = ("utf-8", "latin-1", "cp1252", "shift_jis", "gb18030", "euc-kr", "utf-16",
-              "utf-16-be", "koi8-r", "iso-8859-7", "utf-7", "cp437")
+_TAGS = (
+    "div p span a b i li ul ol table tr td th h1 h2 section article nav footer header "
+    "font center form input select option script style noscript iframe svg math pre "
+    "code blockquote em strong br hr img"
+).split()
+_ENCODINGS = (
+    "utf-8",
+    "latin-1",
+    "cp1252",
+    "shift_jis",
+    "gb18030",
+    "euc-kr",
+    "utf-16",
+    "utf-16-be",
+    "koi8-r",
+    "iso-8859-7",
+    "utf-7",
+    "cp437",
+)
 _BOGUS_ENCODINGS = ("x-nonsense", "utf-99", "", "UTF8;;", "../../etc/passwd", "\x00")
 _PASSWD_MARK = "root:x:0:0"
 
@@ -71,12 +88,13 @@ def _text(rng: random.Random, n: int) -> str:
 def normal_page(rng: random.Random, i: int = 0) -> str:
     """A page of one synthetic site: the same header/nav/footer, a varying article."""
     paras = "".join(f"<p>{_text(rng, rng.randint(8, 30))}</p>" for _ in range(rng.randint(2, 6)))
-    return ("<!DOCTYPE html><html><head><title>Story %d - Example</title><style>p{}</style></head>"
-            "<body><div id='header'><a href='/'>Example Daily</a></div>"
-            "<ul class='nav'><li><a href='/news'>News</a></li><li><a href='/sport'>Sport</a></li></ul>"
-            "<div class='article'><h1>%s</h1>%s</div>"
-            "<div id='footer'>Copyright Example Daily. All rights reserved.</div></body></html>"
-            % (i, _text(rng, 6), paras))
+    return (
+        "<!DOCTYPE html><html><head><title>Story %d - Example</title><style>p{}</style></head>"
+        "<body><div id='header'><a href='/'>Example Daily</a></div>"
+        "<ul class='nav'><li><a href='/news'>News</a></li><li><a href='/sport'>Sport</a></li></ul>"
+        "<div class='article'><h1>%s</h1>%s</div>"
+        "<div id='footer'>Copyright Example Daily. All rights reserved.</div></body></html>" % (i, _text(rng, 6), paras)
+    )
 
 
 # -- case generators: each returns (data, encoding or None) ---------------------------
@@ -102,9 +120,26 @@ def gen_garbled(rng: random.Random, scale: float):
         elif op == 3:
             data[a:a] = data[a:b] * rng.randint(2, 50)
         elif op == 4:
-            data[a:a] = rng.choice([b"<!--", b"<script>", b"<![CDATA[", b"<style>", b"<textarea>",
-                                    b"<title>", b"</body></html>", b"<html><body>", b"\"'<>", b"&#",
-                                    b"&#x110000;", b"&#0;", b"&#xD800;", b"<?php ", b"<%", b"<!DOCTYPE"])
+            data[a:a] = rng.choice(
+                [
+                    b"<!--",
+                    b"<script>",
+                    b"<![CDATA[",
+                    b"<style>",
+                    b"<textarea>",
+                    b"<title>",
+                    b"</body></html>",
+                    b"<html><body>",
+                    b"\"'<>",
+                    b"&#",
+                    b"&#x110000;",
+                    b"&#0;",
+                    b"&#xD800;",
+                    b"<?php ",
+                    b"<%",
+                    b"<!DOCTYPE",
+                ]
+            )
         elif op == 5:
             data[a:a] = f"<{rng.choice(_TAGS)} {'x=' * rng.randint(0, 3)}".encode()
         else:
@@ -130,8 +165,15 @@ def gen_attributes(rng: random.Random, scale: float):
     elif kind == 2:
         attrs = "title='" + "y" * int(rng.choice([10_000, 1_000_000]) * scale + 1) + "'"
     else:
-        attrs = rng.choice(["style='display : NONE'", "style='visibility:hidden;" + ";" * 10000 + "'",
-                            "hidden", "aria-hidden='true'", "style=\"" + "display:" * 5000 + "\""])
+        attrs = rng.choice(
+            [
+                "style='display : NONE'",
+                "style='visibility:hidden;" + ";" * 10000 + "'",
+                "hidden",
+                "aria-hidden='true'",
+                'style="' + "display:" * 5000 + '"',
+            ]
+        )
     return f"<html><body><div {attrs}>attribute carrier</div><p>{_text(rng, 12)}</p></body></html>", None
 
 
@@ -146,14 +188,18 @@ def gen_charset(rng: random.Random, scale: float):
     text = " ".join(_SCRIPTS[script] for _ in range(rng.randint(1, 20)))
     real = rng.choice(_ENCODINGS)
     declared = rng.choice(_ENCODINGS + _BOGUS_ENCODINGS)
-    page = (f"<html><head><meta charset='{declared}'><meta http-equiv='Content-Type' "
-            f"content='text/html; charset={rng.choice(_ENCODINGS)}'></head>"
-            f"<body><h1>{text[:40]}</h1><p>{text}</p></body></html>")
+    page = (
+        f"<html><head><meta charset='{declared}'><meta http-equiv='Content-Type' "
+        f"content='text/html; charset={rng.choice(_ENCODINGS)}'></head>"
+        f"<body><h1>{text[:40]}</h1><p>{text}</p></body></html>"
+    )
     data = page.encode(real, "replace")
     if rng.random() < 0.3:
         data = rng.choice([b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"]) + data
     if rng.random() < 0.3:  # mixed: a second part in another encoding
-        data += f"<p>{_text(rng, 5)} {_SCRIPTS[rng.choice(list(_SCRIPTS))]}</p>".encode(rng.choice(_ENCODINGS), "replace")
+        data += f"<p>{_text(rng, 5)} {_SCRIPTS[rng.choice(list(_SCRIPTS))]}</p>".encode(
+            rng.choice(_ENCODINGS), "replace"
+        )
     encoding = rng.choice([None, None, rng.choice(_ENCODINGS + _BOGUS_ENCODINGS)])
     return data, encoding
 
@@ -172,39 +218,70 @@ def gen_nul_surrogates(rng: random.Random, scale: float):
 
 def gen_xml_entities(rng: random.Random, scale: float):
     lol = "".join(f'<!ENTITY lol{i} "{("&lol%d;" % (i - 1)) * 10}">' for i in range(1, 10))
-    decls = rng.choice([
-        '<!ENTITY lol0 "lol">' + lol,
-        '<!ENTITY xxe SYSTEM "file:///etc/passwd">',
-        '<!ENTITY net SYSTEM "http://127.0.0.1:9/evil.dtd">',
-        '<!ENTITY % pe SYSTEM "file:///etc/passwd"> %pe;',
-        '<!ENTITY a "&b;"><!ENTITY b "&a;">',
-    ])
-    xml_decl = rng.choice(['<?xml version="1.0"?>', '<?xml version="1.0" encoding="utf-8"?>',
-                           '<?xml version="1.0" encoding="utf-16"?>', ""])
+    decls = rng.choice(
+        [
+            '<!ENTITY lol0 "lol">' + lol,
+            '<!ENTITY xxe SYSTEM "file:///etc/passwd">',
+            '<!ENTITY net SYSTEM "http://127.0.0.1:9/evil.dtd">',
+            '<!ENTITY % pe SYSTEM "file:///etc/passwd"> %pe;',
+            '<!ENTITY a "&b;"><!ENTITY b "&a;">',
+        ]
+    )
+    xml_decl = rng.choice(
+        [
+            '<?xml version="1.0"?>',
+            '<?xml version="1.0" encoding="utf-8"?>',
+            '<?xml version="1.0" encoding="utf-16"?>',
+            "",
+        ]
+    )
     prefix = rng.choice(["", " ", "\ufeff", "\n"])
-    page = (f'{prefix}{xml_decl}<!DOCTYPE html [{decls}]>'
-            '<?xml-stylesheet href="http://127.0.0.1:9/x.xsl"?>'
-            '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:x="urn:x"><body>'
-            '<p>&lol9; &xxe; &net; &a; <x:tag>ns</x:tag> <![CDATA[cdata <b>text</b>]]></p>'
-            f'<p>{_text(rng, 10)}</p></body></html>')
+    page = (
+        f"{prefix}{xml_decl}<!DOCTYPE html [{decls}]>"
+        '<?xml-stylesheet href="http://127.0.0.1:9/x.xsl"?>'
+        '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:x="urn:x"><body>'
+        "<p>&lol9; &xxe; &net; &a; <x:tag>ns</x:tag> <![CDATA[cdata <b>text</b>]]></p>"
+        f"<p>{_text(rng, 10)}</p></body></html>"
+    )
     return (page.encode("utf-8") if rng.random() < 0.5 else page), None
 
 
 def gen_tokenizer_bait(rng: random.Random, scale: float):
     n = int(rng.choice([1000, 50_000, 200_000]) * scale) + 1
-    text = rng.choice([
-        "a" * n, "." * n, "a." * (n // 2), "a. " * (n // 3), "Mr. " * (n // 4), "!?" * (n // 2),
-        " " * n + "x", "\u3002" * n, "x" + "\u0301\u0316" * (n // 2), "x" + "&#x301;&#x316;" * (n // 10),
-        "\"" * n, "(" * n + ")" * n, "1" * n, "\u00a0" * n, "中" * n, "e\u0301" * (n // 2),
-        "<b>\u0301</b><i>\u0316</i>" * (n // 20),
-    ])
+    text = rng.choice(
+        [
+            "a" * n,
+            "." * n,
+            "a." * (n // 2),
+            "a. " * (n // 3),
+            "Mr. " * (n // 4),
+            "!?" * (n // 2),
+            " " * n + "x",
+            "\u3002" * n,
+            "x" + "\u0301\u0316" * (n // 2),
+            "x" + "&#x301;&#x316;" * (n // 10),
+            '"' * n,
+            "(" * n + ")" * n,
+            "1" * n,
+            "\u00a0" * n,
+            "中" * n,
+            "e\u0301" * (n // 2),
+            "<b>\u0301</b><i>\u0316</i>" * (n // 20),
+        ]
+    )
     return f"<html><body><div><p>{text}</p><p>{_text(rng, 10)} Next one. And more!</p></div></body></html>", None
 
 
 def gen_hidden_flood(rng: random.Random, scale: float):
     n = max(100, int(rng.choice([1000, 20_000, 100_000]) * scale))
-    unit = rng.choice(["<span hidden>h</span>tail ", "<span style='display:none'>h</span>t",
-                       "<script>x</script>t", "<div aria-hidden='true'></div>t"])
+    unit = rng.choice(
+        [
+            "<span hidden>h</span>tail ",
+            "<span style='display:none'>h</span>t",
+            "<script>x</script>t",
+            "<div aria-hidden='true'></div>t",
+        ]
+    )
     return f"<html><body><p>keep</p><div>{unit * n}</div></body></html>", None
 
 
@@ -303,9 +380,18 @@ def _timed(fn: Callable, *args):
     return value, time.process_time() - c0, time.perf_counter() - w0
 
 
-def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float = 2.0,
-        scale: float = 1.0, fit_every: int = 5, only: Optional[int] = None, quiet: bool = False,
-        kinds: Optional[set] = None) -> dict:
+def run(
+    cases: int,
+    seed: int,
+    methods: list[str],
+    out: str,
+    max_seconds: float = 2.0,
+    scale: float = 1.0,
+    fit_every: int = 5,
+    only: Optional[int] = None,
+    quiet: bool = False,
+    kinds: Optional[set] = None,
+) -> dict:
     rng = random.Random(seed)
     site = [normal_page(rng, i) for i in range(6)]
     fitted = {m: SiteCleaner(method=m).fit(site) for m in methods}
@@ -332,7 +418,8 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
         # a case's cost for one method: parse_html plus that method's operations
         case_cpu = {m: 0.0 for m in methods}
         steps: list[tuple[Optional[str], str, Callable, tuple]] = [
-            (None, "parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())]
+            (None, "parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())
+        ]
         for m in methods:
             steps.append((m, f"{m}.clean(fitted)", fitted[m].clean, (data,)))
             steps.append((m, f"{m}.clean(unfitted)", unfitted[m].clean, (data,)))
@@ -342,8 +429,14 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
                 if index % 200 == 0:
                     growing[m] = SiteCleaner(method=m).fit(site)
                 steps.append((m, f"{m}.partial_fit", _partial_fit, (growing[m], data, encoding)))
-                steps.append((m, f"{m}.load(model file)", _load_hostile_model,
-                              (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir)))
+                steps.append(
+                    (
+                        m,
+                        f"{m}.load(model file)",
+                        _load_hostile_model,
+                        (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir),
+                    )
+                )
         for m, step, fn, args in steps:
             try:
                 value, cpu, wall = _timed(fn, *args)
@@ -353,35 +446,53 @@ def run(cases: int, seed: int, methods: list[str], out: str, max_seconds: float 
             except Exception:  # every exception is a finding
                 failures.append(_record(out, seed, index, kind, "crash", step, traceback.format_exc(), data, encoding))
                 continue
-            for name in ([m] if m else methods):
+            for name in [m] if m else methods:
                 case_cpu[name] += cpu
             if cpu > slowest[0]:
                 slowest = (cpu, wall, (index, kind, step))
             if cpu > max_seconds:
-                failures.append(_record(out, seed, index, kind, "slow", step,
-                                        f"{cpu:.2f} s CPU ({wall:.2f} s wall)", data, encoding))
+                failures.append(
+                    _record(
+                        out, seed, index, kind, "slow", step, f"{cpu:.2f} s CPU ({wall:.2f} s wall)", data, encoding
+                    )
+                )
         for m in methods:
             if case_cpu[m] > slowest_case[m][0]:
                 slowest_case[m] = (case_cpu[m], (index, kind))
         worst = max(methods, key=lambda name: case_cpu[name])
         if case_cpu[worst] > max_seconds and not any(f.index == index for f in failures[n_failed:]):
-            failures.append(_record(out, seed, index, kind, "slow", f"parse_html+{worst}.*",
-                                    f"{case_cpu[worst]:.2f} s CPU for the whole case", data, encoding))
+            failures.append(
+                _record(
+                    out,
+                    seed,
+                    index,
+                    kind,
+                    "slow",
+                    f"parse_html+{worst}.*",
+                    f"{case_cpu[worst]:.2f} s CPU for the whole case",
+                    data,
+                    encoding,
+                )
+            )
         jump = _maxrss_mb() - rss_before
         if jump > rss_jump[0]:
             rss_jump = (jump, (index, kind))
         if not quiet and (n_done + 1) % 500 == 0:
             print(f"  {n_done + 1} cases, {len(failures)} failures, {time.perf_counter() - start:.0f} s", flush=True)
     report = {
-        "cases": sum(by_kind.values()), "seed": seed, "methods": methods, "scale": scale,
+        "cases": sum(by_kind.values()),
+        "seed": seed,
+        "methods": methods,
+        "scale": scale,
         "crashes": sum(1 for f in failures if f.what == "crash"),
         "slow": sum(1 for f in failures if f.what == "slow"),
-        "slowest_step": {"cpu_s": round(slowest[0], 3), "wall_s": round(slowest[1], 3),
-                         "case": slowest[2]},
+        "slowest_step": {"cpu_s": round(slowest[0], 3), "wall_s": round(slowest[1], 3), "case": slowest[2]},
         "slowest_case": {m: {"cpu_s": round(c, 3), "case": where} for m, (c, where) in slowest_case.items()},
         "peak_rss_mb": round(_maxrss_mb(), 1),
-        "largest_rss_growth_mb": round(rss_jump[0], 1), "largest_rss_growth_case": rss_jump[1],
-        "statuses": statuses, "kinds": by_kind,
+        "largest_rss_growth_mb": round(rss_jump[0], 1),
+        "largest_rss_growth_case": rss_jump[1],
+        "statuses": statuses,
+        "kinds": by_kind,
         "elapsed_s": round(time.perf_counter() - start, 1),
         "failures": [f.__dict__ for f in failures[:50]],
     }
@@ -405,7 +516,7 @@ def hostile_model(rng: random.Random, good: bytes) -> bytes:
     numbers, paths in its parameters."""
     choice = rng.randrange(9)
     if choice == 0:
-        return good[:rng.randrange(len(good) + 1)]
+        return good[: rng.randrange(len(good) + 1)]
     if choice == 1:
         raw = bytearray(good)
         for _ in range(rng.randint(1, 20)):
@@ -415,9 +526,11 @@ def hostile_model(rng: random.Random, good: bytes) -> bytes:
     if choice == 2:
         data[rng.choice(["junk", "model2", "__class__"])] = {f"k{i}": {} for i in range(rng.randint(1, 5000))}
     elif choice == 3:
-        data["params"] = {rng.choice(["threshold", "scorer", "max_tags", "alpha", "__init__"]):
-                          rng.choice(["nan", "inf", "-1", "/dev/zero", "../../etc/passwd", 1e308, -5, "os.system",
-                                      True, None, [1], {"a": 1}])}
+        data["params"] = {
+            rng.choice(["threshold", "scorer", "max_tags", "alpha", "__init__"]): rng.choice(
+                ["nan", "inf", "-1", "/dev/zero", "../../etc/passwd", 1e308, -5, "os.system", True, None, [1], {"a": 1}]
+            )
+        }
     elif choice == 4:  # written by hand: json.dumps itself cannot nest this deep
         n = rng.randint(10, 5000)
         data["model"] = {"site_stats": "DEEP"}
@@ -450,16 +563,20 @@ def _load_hostile_model(good: bytes, rng: random.Random, folder: str) -> None:
     check_result(model.clean(normal_page(rng, 99)))
 
 
-def _record(out: str, seed: int, index: int, kind: str, what: str, step: str, detail: str,
-            data: Data, encoding: Optional[str]) -> Failure:
+def _record(
+    out: str, seed: int, index: int, kind: str, what: str, step: str, detail: str, data: Data, encoding: Optional[str]
+) -> Failure:
     os.makedirs(out, exist_ok=True)
     stem = os.path.join(out, f"{what}-{seed}-{index}")
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     with open(stem + ".bin", "wb") as fh:
         fh.write(raw)
     with open(stem + ".txt", "w", encoding="utf-8") as fh:
-        fh.write(f"kind: {kind}\nstep: {step}\ninput type: {type(data).__name__}\n"
-                 f"encoding argument: {encoding!r}\nreplay: python -m sst_cleaner.tools.fuzz --seed {seed} --case {index}\n\n{detail}\n")
+        fh.write(
+            f"kind: {kind}\nstep: {step}\ninput type: {type(data).__name__}\n"
+            f"encoding argument: {encoding!r}\n"
+            f"replay: python -m sst_cleaner.tools.fuzz --seed {seed} --case {index}\n\n{detail}\n"
+        )
     print(f"{what.upper()} case {index} ({kind}) in {step}: {detail.strip().splitlines()[-1]}", flush=True)
     return Failure(seed, index, kind, what, step, detail)
 
@@ -471,18 +588,35 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--case", type=int, default=None, help="replay only this case index")
     ap.add_argument("--methods", default=None, help="comma-separated (default: every registered method)")
     ap.add_argument("--out", default="fuzz-failures", help="folder for reproducers (default ./fuzz-failures)")
-    ap.add_argument("--max-seconds", type=float, default=2.0, help="CPU seconds allowed per operation and per case and method (default 2)")
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=2.0,
+        help="CPU seconds allowed per operation and per case and method (default 2)",
+    )
     ap.add_argument("--scale", type=float, default=1.0, help="size factor of the heavy cases")
     ap.add_argument("--fit-every", type=int, default=5, help="fit a fresh cleaner on every k-th case")
-    ap.add_argument("--kinds", default=None,
-                    help="comma-separated case kinds: run only the cases of these kinds (same case numbers)")
+    ap.add_argument(
+        "--kinds",
+        default=None,
+        help="comma-separated case kinds: run only the cases of these kinds (same case numbers)",
+    )
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     methods = args.methods.split(",") if args.methods else available_methods()
-    report = run(args.cases, args.seed, methods, args.out, args.max_seconds, args.scale,
-                 args.fit_every, args.case, args.quiet,
-                 set(args.kinds.split(",")) if args.kinds else None)
+    report = run(
+        args.cases,
+        args.seed,
+        methods,
+        args.out,
+        args.max_seconds,
+        args.scale,
+        args.fit_every,
+        args.case,
+        args.quiet,
+        set(args.kinds.split(",")) if args.kinds else None,
+    )
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -492,8 +626,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"slowest operation: {s['cpu_s']} s CPU / {s['wall_s']} s wall, case {s['case']}")
         for m, sc in report["slowest_case"].items():
             print(f"slowest case for {m} (parse_html + its operations): {sc['cpu_s']} s CPU, case {sc['case']}")
-        print(f"peak memory: {report['peak_rss_mb']} MB RSS (largest growth {report['largest_rss_growth_mb']} MB, "
-              f"case {report['largest_rss_growth_case']})")
+        print(
+            f"peak memory: {report['peak_rss_mb']} MB RSS (largest growth {report['largest_rss_growth_mb']} MB, "
+            f"case {report['largest_rss_growth_case']})"
+        )
         print(f"result statuses: {report['statuses']}")
     return 0 if report["crashes"] == 0 and report["slow"] == 0 else 1
 

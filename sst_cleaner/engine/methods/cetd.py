@@ -18,9 +18,9 @@ not implemented. Names follow the paper so the code can be read beside it:
   the BODY (Eq. 2); a zero denominator counts as 1;
 * ``DensitySum_N`` = the sum of the densities of N's children (Eq. 5). The DOM children
   of an element are its element children *and* its text nodes (3.1.2: "tags are internal
-  nodes and the detailed text and images are leaf nodes"), so each run of text directly inside N is a child with ``C`` = its
-  length, ``T`` = 0 -> 1, no links. Without this a ``<div>`` of ``<br>``-separated text
-  would have a DensitySum of zero. ``text_nodes=False`` sums element children only.
+  nodes and the detailed text and images are leaf nodes"), so each run of text directly
+  inside N is a child with ``C`` = its length, ``T`` = 0 -> 1, no links. Without this a
+  ``<div>`` of ``<br>``-separated text would have a DensitySum of zero. ``text_nodes=False`` sums element children only.
 
 Extraction (3.5.2 and Algorithm 2): the element with the largest DensitySum in the page
 is found; the threshold is the smallest density on the path from it up to BODY; then
@@ -32,6 +32,7 @@ Everything is computed from ONE iterative walk over the tree (``etree.iterwalk``
 fills flat per-element arrays in pre-order; the rest works on the arrays, so pages with
 100,000 elements or 100,000 levels of nesting cost linear time and no Python stack.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,8 +40,8 @@ from typing import Callable, Iterable, Optional
 
 from lxml import etree
 
-from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
+from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
 from sst_cleaner.engine._text import split_sentences
@@ -68,8 +69,22 @@ class Densities:
     its position.
     """
 
-    __slots__ = ("elements", "index", "parent", "size", "C", "T", "LC", "LT", "runs",
-                 "ignored", "TD", "CTD", "_ds", "_best")
+    __slots__ = (
+        "elements",
+        "index",
+        "parent",
+        "size",
+        "C",
+        "T",
+        "LC",
+        "LT",
+        "runs",
+        "ignored",
+        "TD",
+        "CTD",
+        "_ds",
+        "_best",
+    )
 
     def __init__(self, elements, parent, size, C, T, LC, LT, runs, ignored=()):
         self.elements: list = elements
@@ -201,8 +216,7 @@ class Densities:
         return len(self.elements)
 
 
-def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None,
-                      inline_tags: bool = True) -> Densities:
+def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, inline_tags: bool = True) -> Densities:
     """Count ``C``, ``T``, ``LC``, ``LT`` for every element under ``root`` (usually BODY)
     in one iterative walk, then derive TD and CTD.
 
@@ -370,8 +384,9 @@ class ContentRoots(set):
     densities: Optional[Densities] = None
 
 
-def extract_content(root: etree._Element, ignore: Optional[IgnoreFn] = None, density: str = "ctd",
-                    text_nodes: bool = True) -> ContentRoots:
+def extract_content(
+    root: etree._Element, ignore: Optional[IgnoreFn] = None, density: str = "ctd", text_nodes: bool = True
+) -> ContentRoots:
     """The roots of the content subtrees of the page under ``root`` (CECTD-DS by default,
     ``density="td"`` for CETD-DS)."""
     d = compute_densities(root, ignore)
@@ -410,9 +425,13 @@ def _inline_cover(d: Densities, roots: Iterable[int]) -> dict:
     return cover
 
 
-def label_blocks(page: PreparedPage, content_roots: Iterable[etree._Element],
-                 densities: Optional[Densities] = None, density: str = "ctd",
-                 inline_share: Optional[float] = 0.5) -> list[Block]:
+def label_blocks(
+    page: PreparedPage,
+    content_roots: Iterable[etree._Element],
+    densities: Optional[Densities] = None,
+    density: str = "ctd",
+    inline_share: Optional[float] = 0.5,
+) -> list[Block]:
     """Label every text block of the page: informative when its element is a content root
     or lies inside one, and not inside an element that ``densities`` was told to ignore.
     ``score`` is the element's density. ``densities`` defaults to the ones carried by
@@ -442,14 +461,14 @@ def label_blocks(page: PreparedPage, content_roots: Iterable[etree._Element],
             foreign.append(r)
         else:
             root_idx.append(i)
-            covered[i:i + size[i]] = b"\x01" * size[i]
+            covered[i : i + size[i]] = b"\x01" * size[i]
     if foreign:
         for el in covered_elements(foreign):
             i = index.get(el)
             if i is not None:
                 covered[i] = 1
     for i in d.ignored:  # text counted as zero is never content
-        covered[i:i + size[i]] = bytes(size[i])
+        covered[i : i + size[i]] = bytes(size[i])
     cover: dict = {}
     if inline_share is not None:
         cover = _inline_cover(d, root_idx)
@@ -483,9 +502,14 @@ class CETDMethod:
       (default False: a gold-standard convention, not part of the paper).
     """
 
-    def __init__(self, density: str = "ctd", text_nodes: bool = True,
-                 inline_share: Optional[float] = 0.5, inline_tags: bool = True,
-                 skip_comments: bool = False):
+    def __init__(
+        self,
+        density: str = "ctd",
+        text_nodes: bool = True,
+        inline_share: Optional[float] = 0.5,
+        inline_tags: bool = True,
+        skip_comments: bool = False,
+    ):
         if density not in DENSITIES:
             raise ValueError(f"density must be one of {DENSITIES}, not {density!r}")
         self.density = density
@@ -502,14 +526,12 @@ class CETDMethod:
         self.n_pages += 1
 
     def clean(self, page: PreparedPage) -> CleanResult:
-        d = compute_densities(page.root, comment_like if self.skip_comments else None,
-                              inline_tags=self.inline_tags)
+        d = compute_densities(page.root, comment_like if self.skip_comments else None, inline_tags=self.inline_tags)
         roots = [d.elements[i] for i in select_content(d, self.density, self.text_nodes)]
         blocks = label_blocks(page, roots, d, self.density, self.inline_share)
         kept = [b.text for b in blocks if b.label == INFORMATIVE]
         sentences = [s for t in kept for s in split_sentences(t)]
-        return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks,
-                           method="cetd", title=page.title)
+        return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method="cetd", title=page.title)
 
     def to_dict(self) -> dict:
         return {"n_pages": self.n_pages}

@@ -33,6 +33,7 @@ re-choose it without re-reading old pages, the model keeps the block structure o
 bounded sample of training pages (``threshold_pages``, the first ones seen) as feature
 ids; everything else is the F-D matrix's per-term totals.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 from lxml import etree
 
-from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
+from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
 from sst_cleaner.engine._text import count_features, features, split_sentences
@@ -88,9 +89,9 @@ class TermEntropy:
         self.index: dict[str, int] = {}
         self.terms: list[str] = []
         self.n = 0
-        self._tf = np.zeros(0, dtype=np.float64)   # TF: total frequency over the pages
-        self._s = np.zeros(0, dtype=np.float64)    # S: sum over pages of tf ln tf
-        self._en = np.zeros(0, dtype=np.float64)   # EN: entropy with base n
+        self._tf = np.zeros(0, dtype=np.float64)  # TF: total frequency over the pages
+        self._s = np.zeros(0, dtype=np.float64)  # S: sum over pages of tf ln tf
+        self._en = np.zeros(0, dtype=np.float64)  # EN: entropy with base n
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -170,17 +171,27 @@ class TermEntropy:
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
         v = len(self.terms)
-        return {"n": self.n, "terms": list(self.terms), "tf": self._tf[:v].tolist(),
-                "s": self._s[:v].tolist(), "en": self._en[:v].tolist()}
+        return {
+            "n": self.n,
+            "terms": list(self.terms),
+            "tf": self._tf[:v].tolist(),
+            "s": self._s[:v].tolist(),
+            "en": self._en[:v].tolist(),
+        }
 
     @classmethod
     def from_dict(cls, state: dict) -> "TermEntropy":
         obj = cls()
-        terms, tf, s, en, n = (state.get("terms"), state.get("tf"), state.get("s"),
-                               state.get("en"), state.get("n"))
-        if not (isinstance(terms, list) and isinstance(tf, list) and isinstance(s, list)
-                and isinstance(en, list) and isinstance(n, int) and n >= 0
-                and len(terms) == len(tf) == len(s) == len(en)):
+        terms, tf, s, en, n = (state.get("terms"), state.get("tf"), state.get("s"), state.get("en"), state.get("n"))
+        if not (
+            isinstance(terms, list)
+            and isinstance(tf, list)
+            and isinstance(s, list)
+            and isinstance(en, list)
+            and isinstance(n, int)
+            and n >= 0
+            and len(terms) == len(tf) == len(s) == len(en)
+        ):
             raise ValueError("bad term-entropy state")
         if not all(isinstance(t, str) for t in terms) or len(set(terms)) != len(terms):
             raise ValueError("bad term list in term-entropy state")
@@ -260,13 +271,18 @@ def page_blocks(page: PreparedPage) -> PageBlocks:
 
 @dataclass
 class ContentBlock:
-    atoms: list[int]   # indices of the page's atoms, in document order
-    h: float           # H(CB); nan for a block without features
-    k: int             # number of features
+    atoms: list[int]  # indices of the page's atoms, in document order
+    h: float  # H(CB); nan for a block without features
+    k: int  # number of features
 
 
-def refine(groups: Sequence[Sequence[int]], atom_h: Sequence[np.ndarray], start_level: int,
-           ambiguous: tuple[float, float], split_root: bool) -> list[ContentBlock]:
+def refine(
+    groups: Sequence[Sequence[int]],
+    atom_h: Sequence[np.ndarray],
+    start_level: int,
+    ambiguous: tuple[float, float],
+    split_root: bool,
+) -> list[ContentBlock]:
     """Content blocks of one page after the refinement (second phase of 4.1).
 
     Blocks start at granularity ``start_level`` (0: TABLE, 1: DOM containers); a block
@@ -290,8 +306,7 @@ def refine(groups: Sequence[Sequence[int]], atom_h: Sequence[np.ndarray], start_
     out: list[ContentBlock] = []
     # explicit stack of (atoms, level); processed in document order
     stack: list[tuple[list[int], int, bool]] = [
-        (members, start_level, split_root and start_level == 0
-         and groups[0][members[0]] == BODY_GROUP)
+        (members, start_level, split_root and start_level == 0 and groups[0][members[0]] == BODY_GROUP)
         for members in reversed(order)
     ]
     while stack:
@@ -354,8 +369,7 @@ def _page_fallback(page: PreparedPage, method: str) -> CleanResult:
     except ImportError:  # pragma: no cover - cetd ships with the package
         blocks = [Block(page.xpath_of(a.element), a.text, INFORMATIVE, 0.0) for a in text_blocks(page.root)]
         kept = [b.text for b in blocks]
-        return CleanResult("\n".join(kept), [s for t in kept for s in split_sentences(t)], blocks,
-                           method, page.title)
+        return CleanResult("\n".join(kept), [s for t in kept for s in split_sentences(t)], blocks, method, page.title)
     return CETDMethod().clean(page)
 
 
@@ -380,8 +394,14 @@ class InfoDiscovererMethod:
     block (section 3).
     """
 
-    def __init__(self, blocks: str = "table", ambiguous: Sequence[float] = (0.25, 0.75),
-                 min_gain: float = 0.05, threshold: Optional[float] = None, threshold_pages: int = 40):
+    def __init__(
+        self,
+        blocks: str = "table",
+        ambiguous: Sequence[float] = (0.25, 0.75),
+        min_gain: float = 0.05,
+        threshold: Optional[float] = None,
+        threshold_pages: int = 40,
+    ):
         if blocks not in ("table", "dom"):
             raise ValueError(f"blocks must be 'table' or 'dom', not {blocks!r}")
         lo, hi = (float(x) for x in ambiguous)
@@ -435,8 +455,7 @@ class InfoDiscovererMethod:
         if self.fixed_threshold is not None:
             return self.fixed_threshold
         if self._threshold is None:
-            self._threshold = choose_threshold(
-                (self._blocks(g, ids) for g, ids, _t in self._sample), self.min_gain)
+            self._threshold = choose_threshold((self._blocks(g, ids) for g, ids, _t in self._sample), self.min_gain)
         return self._threshold
 
     # -- cleaning -------------------------------------------------------------------
@@ -454,8 +473,7 @@ class InfoDiscovererMethod:
             for i in cb.atoms:
                 label_of[i] = INFORMATIVE if informative else NOISE
                 score_of[i] = 0.0 if cb.k == 0 else 1.0 - cb.h
-        blocks = [Block(page.xpath_of(a.element), a.text, label_of[i], score_of[i])
-                  for i, a in enumerate(pb.atoms)]
+        blocks = [Block(page.xpath_of(a.element), a.text, label_of[i], score_of[i]) for i, a in enumerate(pb.atoms)]
         kept = [b.text for b in blocks if b.label == INFORMATIVE]
         sentences = [s for t in kept for s in split_sentences(t)]
         title = page.title
@@ -468,8 +486,10 @@ class InfoDiscovererMethod:
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"entropy": self.entropy.to_dict(),
-                "sample": [{"groups": g, "atoms": ids, "title": t} for g, ids, t in self._sample]}
+        return {
+            "entropy": self.entropy.to_dict(),
+            "sample": [{"groups": g, "atoms": ids, "title": t} for g, ids, t in self._sample],
+        }
 
     @classmethod
     def from_dict(cls, state: dict, **params) -> "InfoDiscovererMethod":
@@ -483,9 +503,13 @@ class InfoDiscovererMethod:
             raise ValueError("bad infodiscoverer sample")
         for item in sample:
             groups, atoms, title = item.get("groups"), item.get("atoms"), item.get("title")
-            if not (isinstance(groups, list) and len(groups) == 3 and isinstance(atoms, list)
-                    and all(isinstance(g, list) and len(g) == len(atoms) for g in groups)
-                    and isinstance(title, list)):
+            if not (
+                isinstance(groups, list)
+                and len(groups) == 3
+                and isinstance(atoms, list)
+                and all(isinstance(g, list) and len(g) == len(atoms) for g in groups)
+                and isinstance(title, list)
+            ):
                 raise ValueError("bad infodiscoverer sample page")
             for ids in atoms + [title]:
                 if not isinstance(ids, list) or not all(isinstance(i, int) and -1 <= i < v for i in ids):

@@ -43,6 +43,7 @@ in ``T(N)`` must reach ``1 - TC_article`` (a menu repeated on every page has ``W
 Defaults are the paper's: ``k = 1``, ``ST = 0.8``, ``TC = (0.8 article, 1.25 TOC)``, DSTM
 and 1-CSTM.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -53,12 +54,12 @@ from urllib.parse import urldefrag, urljoin
 import numpy as np
 from lxml import etree
 
-from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
-from sst_cleaner.engine.methods.infodiscoverer import TermEntropy, _page_fallback
+from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
 from sst_cleaner.engine._text import count_features, features, split_sentences
+from sst_cleaner.engine.methods.infodiscoverer import TermEntropy, _page_fallback
 
 #: characters of text taken on each side of an anchor for API ("bounded surrounding text")
 API_CONTEXT = 50
@@ -89,7 +90,7 @@ class InformationTree:
         self.parent: list[int] = []
         self.kind: list[int] = []
         self.el: list = []
-        self.block_el: list = []       # the text block element a text node belongs to
+        self.block_el: list = []  # the text block element a text node belongs to
         self.children: list[list[int]] = []
         clen: list[float] = []
         alen: list[float] = []
@@ -118,7 +119,7 @@ class InformationTree:
                 arr.append(0)
             return i
 
-        anchor_terms: list[list[int]] = []   # open anchors' term ids (innermost last)
+        anchor_terms: list[list[int]] = []  # open anchors' term ids (innermost last)
         anchor_node: list[int] = []
         en_all = entropy
         index_get = entropy.index.get
@@ -202,8 +203,9 @@ class InformationTree:
         self.api = np.asarray(api)
         self.alen = np.asarray(alen)
         names = ("clen", "alen", "api", "nanchor", "wsum", "nterm", "awsum", "anterm")
-        mat = np.asarray([clen, alen, api, nanchor, wsum, nterm, awsum, anterm],
-                         dtype=np.float64).T.reshape(n, len(names))
+        mat = np.asarray([clen, alen, api, nanchor, wsum, nterm, awsum, anterm], dtype=np.float64).T.reshape(
+            n, len(names)
+        )
         if n > 1:
             # one level at a time from the deepest: each level adds into its parents
             dep = np.asarray(depth)
@@ -252,8 +254,9 @@ class InformationTree:
 
     def zero_api_ratio(self) -> float:
         """Share of meaningful anchors (anchor text >= MEANINGFUL_ALEN chars) with API 0."""
-        anchors = [i for i in range(self.n) if self.kind[i] == ELEMENT and i in self.href
-                   and self.ALEN_A[i] >= MEANINGFUL_ALEN]
+        anchors = [
+            i for i in range(self.n) if self.kind[i] == ELEMENT and i in self.href and self.ALEN_A[i] >= MEANINGFUL_ALEN
+        ]
         if not anchors:
             return 1.0
         return sum(1 for i in anchors if self.api[i] <= 0) / len(anchors)
@@ -264,7 +267,7 @@ def mib(tree: InformationTree, k: int, f_a: np.ndarray, st: float, tc) -> list[i
     found: list[int] = []
     if tree.n == 0 or f_a[0] <= 0:
         return found
-    heap: list[tuple[float, int]] = [(-float(f_a[0]), 0)]   # "Cheap": max-heap on f_A
+    heap: list[tuple[float, int]] = [(-float(f_a[0]), 0)]  # "Cheap": max-heap on f_A
     while len(found) < k and heap:
         _neg, node = heapq.heappop(heap)
         kids = [c for c in tree.kids[node] if f_a[c] > 0]
@@ -308,8 +311,7 @@ def condense(tree: InformationTree, roots: list[int], tc) -> tuple[set, set]:
         i = stack.pop()
         if i in kept:
             continue
-        if (i not in roots and tree.kind[i] == ELEMENT and tree.el[i].tag in BLOCK_TAGS
-                and not tc(i)):
+        if i not in roots and tree.kind[i] == ELEMENT and tree.el[i].tag in BLOCK_TAGS and not tc(i):
             dropped.add(i)
             continue
         kept.add(i)
@@ -363,8 +365,16 @@ class WisdomMethod:
     text block's element subtree.
     """
 
-    def __init__(self, k: int = 1, st: float = 0.8, tc_article: float = 0.8, tc_toc: float = 1.25,
-                 cstm: int = 1, toc_feature: str = "auto", keep_page_terms: bool = True):
+    def __init__(
+        self,
+        k: int = 1,
+        st: float = 0.8,
+        tc_article: float = 0.8,
+        tc_toc: float = 1.25,
+        cstm: int = 1,
+        toc_feature: str = "auto",
+        keep_page_terms: bool = True,
+    ):
         if toc_feature not in ("auto", "api", "alen"):
             raise ValueError(f"toc_feature must be 'auto', 'api' or 'alen', not {toc_feature!r}")
         if int(k) < 1:
@@ -426,6 +436,7 @@ class WisdomMethod:
 
             def tc_toc(i: int) -> bool:
                 return tree.NANCHOR_A[i] > 0 and tree.anchor_cii(i) >= min_cii
+
         toc_skeleton = mib(tree, self.k, f_toc, self.st, tc_toc)
         toc_roots = expand(tree, toc_skeleton, f_toc, tc_toc, self.cstm)
         toc_kept, _ = condense(tree, toc_roots, tc_toc)
@@ -479,17 +490,18 @@ class WisdomMethod:
             share = in_chars.get(key, 0) / tot if tot else 0.0
             ni = node_of.get(key)
             score = tree.cii(ni) if ni is not None else 0.0
-            blocks.append(Block(page.xpath_of(tb.element), tb.text,
-                                INFORMATIVE if share >= 0.5 else NOISE, max(score, 0.0)))
+            blocks.append(
+                Block(page.xpath_of(tb.element), tb.text, INFORMATIVE if share >= 0.5 else NOISE, max(score, 0.0))
+            )
         kept = [b.text for b in blocks if b.label == INFORMATIVE]
         sentences = [s for t in kept for s in split_sentences(t)]
-        return CleanResult("\n".join(kept), sentences, blocks, "wisdom", page.title,
-                           link_blocks=self.link_blocks(tree, toc_blocks))
+        return CleanResult(
+            "\n".join(kept), sentences, blocks, "wisdom", page.title, link_blocks=self.link_blocks(tree, toc_blocks)
+        )
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"entropy": self.entropy.to_dict(),
-                "page_terms": {u: sorted(ids) for u, ids in self.page_terms.items()}}
+        return {"entropy": self.entropy.to_dict(), "page_terms": {u: sorted(ids) for u, ids in self.page_terms.items()}}
 
     @classmethod
     def from_dict(cls, state: dict, **params) -> "WisdomMethod":
@@ -502,8 +514,9 @@ class WisdomMethod:
         if not isinstance(pt, dict):
             raise ValueError("bad wisdom page_terms")
         for url, ids in pt.items():
-            if not (isinstance(url, str) and isinstance(ids, list)
-                    and all(isinstance(i, int) and 0 <= i < v for i in ids)):
+            if not (
+                isinstance(url, str) and isinstance(ids, list) and all(isinstance(i, int) and 0 <= i < v for i in ids)
+            ):
                 raise ValueError("bad wisdom page_terms entry")
             obj.page_terms[url] = set(ids)
         return obj

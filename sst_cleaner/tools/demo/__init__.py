@@ -6,6 +6,7 @@
 
 Used by ``scrapy crawl demo``, the integration tests and the crawl-speed benchmark.
 """
+
 from sst_cleaner.tools.demo.scoring import boilerplate_removed, prf, tokens
 from sst_cleaner.tools.demo.server import DemoServer
 from sst_cleaner.tools.demo.site import DemoSite

@@ -1,9 +1,10 @@
 """Bag-of-tokens scoring, the same definition as the project's reference scorer:
 
-    tokens(text) = re.findall(r"\\w+", NFKC(text).lower())
-    precision = |pred & gold| / |pred|, recall = |pred & gold| / |gold| (multisets)
-    both empty -> 1.0; only one empty -> 0.0
+tokens(text) = re.findall(r"\\w+", NFKC(text).lower())
+precision = |pred & gold| / |pred|, recall = |pred & gold| / |gold| (multisets)
+both empty -> 1.0; only one empty -> 0.0
 """
+
 from __future__ import annotations
 
 import collections

@@ -1,4 +1,5 @@
 """Serve a :class:`DemoSite` on 127.0.0.1 (random free port) from a background thread."""
+
 from __future__ import annotations
 
 import socket
@@ -50,8 +51,7 @@ class DemoServer:
         self.site = site
         self._httpd = _Server((host, port), _Handler)
         self._httpd.site = site  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="sst-demo-server",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="sst-demo-server", daemon=True)
         self._started = False
 
     @property

@@ -6,6 +6,7 @@ around their content: cookie banner, header navigation, breadcrumb, a sidebar wh
 "Most read" list and ad change from page to page, a newsletter box, "Related articles"
 and a footer; plus invisible script/style and a few non-HTML resources.
 """
+
 from __future__ import annotations
 
 import html
@@ -17,23 +18,28 @@ from typing import Optional
 
 from sst_cleaner.tools.demo import words as W
 
-_STYLE = ("body{font-family:Georgia,serif;margin:0}.layout{display:flex}main{flex:3}"
-          "aside{flex:1}.cookie{position:fixed;bottom:0}")
+_STYLE = (
+    "body{font-family:Georgia,serif;margin:0}.layout{display:flex}main{flex:3}"
+    "aside{flex:1}.cookie{position:fixed;bottom:0}"
+)
 _SCRIPT = "window.dataLayer=window.dataLayer||[];dataLayer.push({page:'%s'});"
 
 
 def _tiny_png() -> bytes:
     """A valid 1x1 PNG (the site logo), built by hand so no file ships with the package."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (len(data).to_bytes(4, "big") + kind + data
-                + (zlib.crc32(kind + data) & 0xFFFFFFFF).to_bytes(4, "big"))
+        return len(data).to_bytes(4, "big") + kind + data + (zlib.crc32(kind + data) & 0xFFFFFFFF).to_bytes(4, "big")
+
     ihdr = (1).to_bytes(4, "big") + (1).to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
     idat = zlib.compress(b"\x00\xff\xcc\x00")
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
 
 
-_PDF = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>"
-        b"endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+_PDF = (
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>"
+    b"endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+)
 
 
 @dataclass
@@ -79,19 +85,31 @@ class Prose:
     def sentence(self) -> str:
         p, r = self._pick, self.rng
         forms = [
-            lambda: f"{self.name()}, {_a(p(W.ADJECTIVES))} {p(W.ROLES)} from {p(W.PLACES)}, said the "
-                    f"{p(W.NOUNS)} had been {p(W.VERBS_PAST)} by {_a(p(W.ADJECTIVES))} {p(W.NOUNS)}.",
-            lambda: f"The {p(W.ADJECTIVES)} {p(W.NOUNS)} {p(W.VERBS_PAST)} the {p(W.NOUNS)} near the "
-                    f"{p(W.NOUNS)} of {p(W.PLACES)}.",
-            lambda: f"By {p(W.MONTHS)}, {p(W.NUMBERS)} {_plural(p(W.NOUNS))} had been {p(W.VERBS_PAST)} across "
-                    f"{p(W.PLACES)}, according to {p(W.ORGS).strip()}.",
-            lambda: f"Few {_plural(p(W.NOUNS))} {p(W.VERBS_PRESENT)} as {p(W.ADVERBS)} as the {p(W.ADJECTIVES)} "
-                    f"{p(W.NOUNS)} in {p(W.PLACES)}.",
-            lambda: f"{p(W.ADVERBS).capitalize()}, the {p(W.NOUNS)} {p(W.VERBS_PAST)} {_a(p(W.ADJECTIVES))} "
-                    f"{p(W.NOUNS)} and {p(W.VERBS_PAST)} the {p(W.NOUNS)}.",
+            lambda: (
+                f"{self.name()}, {_a(p(W.ADJECTIVES))} {p(W.ROLES)} from {p(W.PLACES)}, said the "
+                f"{p(W.NOUNS)} had been {p(W.VERBS_PAST)} by {_a(p(W.ADJECTIVES))} {p(W.NOUNS)}."
+            ),
+            lambda: (
+                f"The {p(W.ADJECTIVES)} {p(W.NOUNS)} {p(W.VERBS_PAST)} the {p(W.NOUNS)} near the "
+                f"{p(W.NOUNS)} of {p(W.PLACES)}."
+            ),
+            lambda: (
+                f"By {p(W.MONTHS)}, {p(W.NUMBERS)} {_plural(p(W.NOUNS))} had been {p(W.VERBS_PAST)} across "
+                f"{p(W.PLACES)}, according to {p(W.ORGS).strip()}."
+            ),
+            lambda: (
+                f"Few {_plural(p(W.NOUNS))} {p(W.VERBS_PRESENT)} as {p(W.ADVERBS)} as the {p(W.ADJECTIVES)} "
+                f"{p(W.NOUNS)} in {p(W.PLACES)}."
+            ),
+            lambda: (
+                f"{p(W.ADVERBS).capitalize()}, the {p(W.NOUNS)} {p(W.VERBS_PAST)} {_a(p(W.ADJECTIVES))} "
+                f"{p(W.NOUNS)} and {p(W.VERBS_PAST)} the {p(W.NOUNS)}."
+            ),
             lambda: f"\u201cWe {p(W.VERBS_PAST)} the {p(W.NOUNS)} {p(W.ADVERBS)},\u201d said {self.name()}.",
-            lambda: f"In {p(W.PLACES)} the {_plural(p(W.NOUNS))} {p(W.VERBS_PRESENT)} each {p(W.MONTHS)}, "
-                    f"when the {p(W.ADJECTIVES)} {p(W.NOUNS)} is {p(W.VERBS_PAST)} again.",
+            lambda: (
+                f"In {p(W.PLACES)} the {_plural(p(W.NOUNS))} {p(W.VERBS_PRESENT)} each {p(W.MONTHS)}, "
+                f"when the {p(W.ADJECTIVES)} {p(W.NOUNS)} is {p(W.VERBS_PAST)} again."
+            ),
         ]
         return r.choice(forms)()
 
@@ -128,10 +146,16 @@ class DemoSite:
             used.add(slug)
             section = W.SECTIONS[i % len(W.SECTIONS)][0]
             day = 1 + (i * 7) % 28
-            self.articles.append(Article(
-                slug=slug, section=section, title=title, author=prose.name(),
-                date=f"{day} {W.MONTHS[i % 12]} 2026",
-                paragraphs=[prose.paragraph() for _ in range(rng.randint(3, 7))]))
+            self.articles.append(
+                Article(
+                    slug=slug,
+                    section=section,
+                    title=title,
+                    author=prose.name(),
+                    date=f"{day} {W.MONTHS[i % 12]} 2026",
+                    paragraphs=[prose.paragraph() for _ in range(rng.randint(3, 7))],
+                )
+            )
         n = len(self.articles)
         for i, art in enumerate(self.articles):
             art.related = [j for j in rng.sample(range(n), min(5, n)) if j != i][:4]
@@ -178,7 +202,7 @@ class DemoSite:
         self._add_listing("/", "Latest stories", newest[:per], None, None)
         for slug, label in W.SECTIONS:
             arts = [a for a in newest if a.section == slug]
-            pages = [arts[k:k + per] for k in range(0, len(arts), per)] or [[]]
+            pages = [arts[k : k + per] for k in range(0, len(arts), per)] or [[]]
             for k, chunk in enumerate(pages):
                 path = self._listing_path(slug, k)
                 prev_path = self._listing_path(slug, k - 1) if k > 0 else None
@@ -231,8 +255,7 @@ class DemoSite:
         )
 
     def _footer(self) -> str:
-        links = "".join(f'<li><a href="/about#{k}">{html.escape(t)}</a></li>'
-                        for k, t in enumerate(W.FOOTER_LINKS))
+        links = "".join(f'<li><a href="/about#{k}">{html.escape(t)}</a></li>' for k, t in enumerate(W.FOOTER_LINKS))
         return (
             f'</div><footer class="site-footer"><ul>{links}</ul>'
             f'<p><a href="/static/annual-report.pdf">Annual report (PDF)</a> &middot; '
@@ -240,23 +263,38 @@ class DemoSite:
             f"<p>&copy; 2026 {html.escape(W.SITE_NAME)}. All rights reserved.</p></footer></body></html>"
         )
 
-    def _add_listing(self, path: str, heading: str, arts: list[Article], prev_path: Optional[str],
-                     next_path: Optional[str], section: Optional[str] = None) -> None:
+    def _add_listing(
+        self,
+        path: str,
+        heading: str,
+        arts: list[Article],
+        prev_path: Optional[str],
+        next_path: Optional[str],
+        section: Optional[str] = None,
+    ) -> None:
         e = html.escape
         crumbs = [("/", "Home")] + ([(f"/section/{section}/", heading)] if section else [])
         teasers, gold = [], [heading]
         for a in arts:
             summary = a.paragraphs[0].split(". ")[0].rstrip(".") + "."
-            teasers.append(f'<div class="teaser"><h2><a href="{a.path}">{e(a.title)}</a></h2>'
-                           f"<p>{e(summary)}</p></div>")
+            teasers.append(f'<div class="teaser"><h2><a href="{a.path}">{e(a.title)}</a></h2><p>{e(summary)}</p></div>')
             gold += [a.title, summary]
         pager = ""
         if prev_path or next_path:
-            pager = '<div class="pager">' + (f'<a href="{prev_path}">Newer stories</a> ' if prev_path else "") \
-                + (f'<a href="{next_path}">Older stories</a>' if next_path else "") + "</div>"
-        body = (self._chrome_top(heading, path, crumbs)
-                + f'<main><section class="listing"><h1>{e(heading)}</h1>{"".join(teasers)}</section>'
-                + pager + "</main>" + self._sidebar(path) + self._footer())
+            pager = (
+                '<div class="pager">'
+                + (f'<a href="{prev_path}">Newer stories</a> ' if prev_path else "")
+                + (f'<a href="{next_path}">Older stories</a>' if next_path else "")
+                + "</div>"
+            )
+        body = (
+            self._chrome_top(heading, path, crumbs)
+            + f'<main><section class="listing"><h1>{e(heading)}</h1>{"".join(teasers)}</section>'
+            + pager
+            + "</main>"
+            + self._sidebar(path)
+            + self._footer()
+        )
         self._pages[path] = body
         self._gold[path] = "\n".join(gold)
 
@@ -265,15 +303,18 @@ class DemoSite:
         label = dict(W.SECTIONS)[art.section]
         crumbs = [("/", "Home"), (f"/section/{art.section}/", label)]
         paras = "".join(f"<p>{e(p)}</p>" for p in art.paragraphs)
-        related = "".join(f'<li><a href="{self.articles[j].path}">{e(self.articles[j].title)}</a></li>'
-                          for j in art.related)
-        body = (self._chrome_top(art.title, art.path, crumbs)
-                + f'<main><article><h1>{e(art.title)}</h1>'
-                f'<p class="byline">By {e(art.author)} &middot; {e(art.date)}</p>'
-                f'<div class="article-body">{paras}</div>'
-                f'<div class="share">Share this story: <a href="#">Facebook</a> <a href="#">Email</a> '
-                f'<a href="#">Copy link</a></div></article>'
-                f'<section class="related"><h2>Related articles</h2><ul>{related}</ul></section></main>'
-                + self._sidebar(art.path) + self._footer())
+        related = "".join(
+            f'<li><a href="{self.articles[j].path}">{e(self.articles[j].title)}</a></li>' for j in art.related
+        )
+        body = (
+            self._chrome_top(art.title, art.path, crumbs) + f"<main><article><h1>{e(art.title)}</h1>"
+            f'<p class="byline">By {e(art.author)} &middot; {e(art.date)}</p>'
+            f'<div class="article-body">{paras}</div>'
+            f'<div class="share">Share this story: <a href="#">Facebook</a> <a href="#">Email</a> '
+            f'<a href="#">Copy link</a></div></article>'
+            f'<section class="related"><h2>Related articles</h2><ul>{related}</ul></section></main>'
+            + self._sidebar(art.path)
+            + self._footer()
+        )
         self._pages[art.path] = body
         self._gold[art.path] = "\n".join([art.title] + art.paragraphs)

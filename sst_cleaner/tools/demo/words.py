@@ -55,8 +55,14 @@ NUMBERS = """two three four five six seven eight nine eleven twelve fifteen twen
 # -- site furniture (never used by the prose) ------------------------------------------------
 SITE_NAME = "The Morning Ledger"
 
-SECTIONS = [("science", "Science"), ("travel", "Travel"), ("food", "Food"),
-            ("economy", "Economy"), ("culture", "Culture"), ("sport", "Sport")]
+SECTIONS = [
+    ("science", "Science"),
+    ("travel", "Travel"),
+    ("food", "Food"),
+    ("economy", "Economy"),
+    ("culture", "Culture"),
+    ("sport", "Sport"),
+]
 
 ADS = [
     "Zephyr noise cancelling headphones now forty percent off, limited offer",

@@ -24,26 +24,37 @@ is judged by a second scorer, learnt on pages seen alone: the page-level fallbac
 site model that keeps (almost) nothing of a page hands it to that scorer too
 (``status == "site_empty"``).
 """
+
 from __future__ import annotations
 
 import math
 from typing import Optional
 
 from sst_cleaner.engine._dom import PreparedPage
+from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
 from sst_cleaner.engine.methods.cetd import covered_elements, extract_content
-from sst_cleaner.engine.methods.sitestats.site_stats import HINT_COMMENT, HINT_MEDIA, BlockInfo, PageAnalysis, PageView, SentenceInfo, SiteStats, SiteStatsModel, analyse_page
-from sst_cleaner.engine._registry import register_method
+from sst_cleaner.engine.methods.sitestats.site_stats import (
+    HINT_COMMENT,
+    HINT_MEDIA,
+    BlockInfo,
+    PageAnalysis,
+    PageView,
+    SentenceInfo,
+    SiteStats,
+    SiteStatsModel,
+    analyse_page,
+)
 
 FEATURE_NAMES = (
     "bias",
-    "entropy",          # E(S) over the node's other pages
-    "sent_rec",         # share of other pages carrying this exact sentence
-    "sent_rec2",        # sentence on >= 2 other pages
-    "node_share",       # share of the node's text that recurs site-wide
-    "node_rate",        # share of other pages having the node
-    "node_new",         # node never seen on another page
-    "in_cetd",          # inside CETD content region (template zeroed)
+    "entropy",  # E(S) over the node's other pages
+    "sent_rec",  # share of other pages carrying this exact sentence
+    "sent_rec2",  # sentence on >= 2 other pages
+    "node_share",  # share of the node's text that recurs site-wide
+    "node_rate",  # share of other pages having the node
+    "node_new",  # node never seen on another page
+    "in_cetd",  # inside CETD content region (template zeroed)
     "link_density",
     "log_block_chars",
     "log_sent_words",
@@ -52,34 +63,55 @@ FEATURE_NAMES = (
     "is_heading",
     "in_li",
     "in_pre_or_table",
-    "in_nav_like",      # inside header/footer/nav/aside/form
-    "rel_pos",          # position of the block in the page (0..1)
+    "in_nav_like",  # inside header/footer/nav/aside/form
+    "rel_pos",  # position of the block in the page (0..1)
     # context: the containers above the block (1, 2 and 3 levels up) and the neighbours
-    "up1_log_chars", "up1_tmpl", "up1_link",
-    "up2_log_chars", "up2_tmpl", "up2_link",
-    "up3_log_chars", "up3_tmpl", "up3_link",
-    "prev_tmpl", "prev_link", "next_tmpl", "next_link",
-    "page_tmpl",        # share of the page's text that is template
-    "hint_comment", "hint_boiler", "hint_content",   # class/id names of the ancestors
-    "in_main",          # inside the page's main container (holds most of its non-template text)
-    "main_tmpl",        # share of the main container's text that is template
-    "in_wide", "wide_tmpl",  # the same for the container holding nine tenths of it
+    "up1_log_chars",
+    "up1_tmpl",
+    "up1_link",
+    "up2_log_chars",
+    "up2_tmpl",
+    "up2_link",
+    "up3_log_chars",
+    "up3_tmpl",
+    "up3_link",
+    "prev_tmpl",
+    "prev_link",
+    "next_tmpl",
+    "next_link",
+    "page_tmpl",  # share of the page's text that is template
+    "hint_comment",
+    "hint_boiler",
+    "hint_content",  # class/id names of the ancestors
+    "in_main",  # inside the page's main container (holds most of its non-template text)
+    "main_tmpl",  # share of the main container's text that is template
+    "in_wide",
+    "wide_tmpl",  # the same for the container holding nine tenths of it
     # what the block's own container is called (its element and the two above it)
-    "near_comment", "near_boiler", "near_content",
-    "in_article",       # inside <article> or <main>
+    "near_comment",
+    "near_boiler",
+    "near_content",
+    "in_article",  # inside <article> or <main>
     # the densest prose container, as a reader-view extractor scores it (see _prose_scores)
-    "in_top", "after_top", "top_ratio", "top_share",
-    "log_links",        # links in the block
-    "log_page_chars",   # the page's text, non-template
-    "in_cetd_top",      # inside the CETD subtree of largest DensitySum
-    "hint_media", "near_media", "in_figure",   # captions, galleries, photo credits
-    "dup_in_page",      # the sentence occurs more than once on the page
+    "in_top",
+    "after_top",
+    "top_ratio",
+    "top_share",
+    "log_links",  # links in the block
+    "log_page_chars",  # the page's text, non-template
+    "in_cetd_top",  # inside the CETD subtree of largest DensitySum
+    "hint_media",
+    "near_media",
+    "in_figure",  # captions, galleries, photo credits
+    "dup_in_page",  # the sentence occurs more than once on the page
     "page_link_share",  # share of the page's text inside links
     "page_code_share",  # share of the page's text in pre, code and tables
 )
 
 
-def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) -> list[tuple[BlockInfo, SentenceInfo, list[float]]]:
+def sentence_features(
+    view: Optional[PageView], pa: PageAnalysis, in_cetd: set
+) -> list[tuple[BlockInfo, SentenceInfo, list[float]]]:
     """One feature vector per sentence of the page (order = page order)."""
     rows = []
     nb = max(1, len(pa.blocks) - 1)
@@ -145,8 +177,12 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
         for s in b.sentences:
             page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
         link_total += b.block.link_chars
-        if b.tag in ("pre", "code", "td", "th") or "pre" in b.ancestors or "code" in b.ancestors \
-                or "table" in b.ancestors:
+        if (
+            b.tag in ("pre", "code", "td", "th")
+            or "pre" in b.ancestors
+            or "code" in b.ancestors
+            or "table" in b.ancestors
+        ):
             code_chars += len(b.block.text)
     page_link_share = link_total / max(1, total)
     page_code_share = code_chars / max(1, total)
@@ -167,11 +203,19 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
         blk = b.block
         link_density = blk.link_chars / max(1, len(blk.text))
         anc = b.ancestors
-        is_heading = 1.0 if (b.tag in ("h1", "h2", "h3", "h4", "h5", "h6") or any(a[0] == "h" and a[1:].isdigit() for a in anc)) else 0.0
+        is_heading = (
+            1.0
+            if (b.tag in ("h1", "h2", "h3", "h4", "h5", "h6") or any(a[0] == "h" and a[1:].isdigit() for a in anc))
+            else 0.0
+        )
         in_li = 1.0 if (b.tag in ("li", "dd", "dt") or "li" in anc) else 0.0
         in_pre = 1.0 if (b.tag in ("pre", "td", "th") or "pre" in anc or "table" in anc) else 0.0
-        nav_like = 1.0 if any(a in ("header", "footer", "nav", "aside", "form") for a in anc) or b.tag in (
-            "header", "footer", "nav", "aside", "form") else 0.0
+        nav_like = (
+            1.0
+            if any(a in ("header", "footer", "nav", "aside", "form") for a in anc)
+            or b.tag in ("header", "footer", "nav", "aside", "form")
+            else 0.0
+        )
         if view is not None and n_other > 0:
             ndf = view.node_df(b.key)
             node_rate = ndf / n_other
@@ -195,17 +239,30 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
             ctx += [1.0, 1.0]
         ctx.append(page_tmpl)
         ctx += [float(bool(b.hints & 1)), float(bool(b.hints & 2)), float(bool(b.hints & 4))]
-        ctx += [1.0 if in_main_set is None or blk.element in in_main_set else 0.0, main_tmpl,
-                1.0 if in_wide_set is None or blk.element in in_wide_set else 0.0, wide_tmpl]
+        ctx += [
+            1.0 if in_main_set is None or blk.element in in_main_set else 0.0,
+            main_tmpl,
+            1.0 if in_wide_set is None or blk.element in in_wide_set else 0.0,
+            wide_tmpl,
+        ]
         nh = b.near_hints
         in_top = blk.element in in_top_set
-        ctx += [float(bool(nh & 1)), float(bool(nh & 2)), float(bool(nh & 4)),
-                1.0 if ("article" in anc or "main" in anc or b.tag in ("article", "main")) else 0.0,
-                1.0 if in_top else 0.0, 1.0 if (not in_top and bi > last_top >= 0) else 0.0,
-                top_ratio_of(blk.element), top_share, math.log1p(blk.n_links), log_page_chars,
-                1.0 if blk.element in cetd_top else 0.0,
-                float(bool(b.hints & HINT_MEDIA)), float(bool(nh & HINT_MEDIA)),
-                1.0 if ("figure" in anc or "figcaption" in anc or b.tag in ("figure", "figcaption")) else 0.0]
+        ctx += [
+            float(bool(nh & 1)),
+            float(bool(nh & 2)),
+            float(bool(nh & 4)),
+            1.0 if ("article" in anc or "main" in anc or b.tag in ("article", "main")) else 0.0,
+            1.0 if in_top else 0.0,
+            1.0 if (not in_top and bi > last_top >= 0) else 0.0,
+            top_ratio_of(blk.element),
+            top_share,
+            math.log1p(blk.n_links),
+            log_page_chars,
+            1.0 if blk.element in cetd_top else 0.0,
+            float(bool(b.hints & HINT_MEDIA)),
+            float(bool(nh & HINT_MEDIA)),
+            1.0 if ("figure" in anc or "figcaption" in anc or b.tag in ("figure", "figcaption")) else 0.0,
+        ]
         for s in b.sentences:
             if view is not None and n_other > 0:
                 sdf = view.sentence_df(s.hash)
@@ -216,9 +273,34 @@ def sentence_features(view: Optional[PageView], pa: PageAnalysis, in_cetd: set) 
                 rec = rec2 = ent = 0.0
             ends = 1.0 if s.text[-1:] in ".!?\"'”。！？:" else 0.0
             page_ctx = [1.0 if page_counts[s.hash] > 1 else 0.0, page_link_share, page_code_share]
-            rows.append((b, s, [1.0, ent, rec, rec2, node_share, node_rate, node_new, cetd, link_density,
-                                log_chars, math.log1p(s.n_words), s.stop_ratio, ends, is_heading, in_li,
-                                in_pre, nav_like, bi / nb] + ctx + page_ctx))
+            rows.append(
+                (
+                    b,
+                    s,
+                    [
+                        1.0,
+                        ent,
+                        rec,
+                        rec2,
+                        node_share,
+                        node_rate,
+                        node_new,
+                        cetd,
+                        link_density,
+                        log_chars,
+                        math.log1p(s.n_words),
+                        s.stop_ratio,
+                        ends,
+                        is_heading,
+                        in_li,
+                        in_pre,
+                        nav_like,
+                        bi / nb,
+                    ]
+                    + ctx
+                    + page_ctx,
+                )
+            )
     return rows
 
 
@@ -343,7 +425,7 @@ class TreeEnsemble:
         # a split that sends everything left), so a batch walks all trees at once with
         # D gathers and no per-tree bookkeeping.
         depth = max((self._depth(t) for t in trees), default=0)
-        n_internal, n_leaves = 2 ** depth - 1, 2 ** depth
+        n_internal, n_leaves = 2**depth - 1, 2**depth
         k = max(1, len(trees))
         feature = np.zeros((k, max(1, n_internal)), dtype=np.intp)
         threshold = np.full((k, max(1, n_internal)), np.inf)
@@ -543,13 +625,15 @@ class HybridMethod(SiteStatsModel):
             kept = kept_by_block.get(id(b))
             acc = score_by_block.get(id(b), [0.0, 1])
             label = INFORMATIVE if kept else NOISE
-            blocks.append(Block(page.xpath_of(b.block.element), b.block.text, label, acc[0] / max(1, acc[1]),
-                                sentences=kept or []))
+            blocks.append(
+                Block(
+                    page.xpath_of(b.block.element), b.block.text, label, acc[0] / max(1, acc[1]), sentences=kept or []
+                )
+            )
             if kept:
                 lines.append(" ".join(kept))
                 sentences.extend(kept)
-        return CleanResult(text="\n".join(lines), sentences=sentences, blocks=blocks, method=method,
-                           title=page.title)
+        return CleanResult(text="\n".join(lines), sentences=sentences, blocks=blocks, method=method, title=page.title)
 
     def to_dict(self) -> dict:
         return {"site_stats": self.stats.to_dict()}

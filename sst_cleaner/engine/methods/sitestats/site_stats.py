@@ -25,6 +25,7 @@ For each node the model keeps, incrementally (one page at a time, no page kept):
 itself in the sample removes its own contribution: a page is judged only by the *other*
 pages of its site, in the transductive setting as in leave-one-out.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,16 +39,18 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
-from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, features_from_words, split_sentences, words
+from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
 try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
     from _collections import _count_elements
 except ImportError:  # pragma: no cover - other Python implementations
+
     def _count_elements(mapping, iterable):
         get = mapping.get
         for x in iterable:
             mapping[x] = get(x, 0) + 1
+
 
 #: attributes that carry a node's style on today's web, plus the old presentational ones
 STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
@@ -115,12 +118,12 @@ class BlockText:
 @dataclass(slots=True)
 class BlockInfo:
     block: TextBlock
-    key: str                      # style path digest (the SST node)
+    key: str  # style path digest (the SST node)
     tag: str
     text_info: BlockText
-    ancestors: tuple = ()         # tags of ancestors (for pre/code/table context)
-    hints: int = 0                # class/id hints of the ancestors (HINT_* bits)
-    near_hints: int = 0           # ... of the element and its two nearest ancestors
+    ancestors: tuple = ()  # tags of ancestors (for pre/code/table context)
+    hints: int = 0  # class/id hints of the ancestors (HINT_* bits)
+    near_hints: int = 0  # ... of the element and its two nearest ancestors
 
     @property
     def sentences(self) -> tuple[SentenceInfo, ...]:
@@ -146,10 +149,39 @@ HINT_CONTENT = 4
 HINT_MEDIA = 8
 _HINT_WORDS = (
     (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "replies", "discussion")),
-    (HINT_BOILER, ("share", "social", "related", "sidebar", "footer", "navbar", "menu", "breadcrumb",
-                   "widget", "promo", "advert", "sponsor", "banner", "cookie", "newsletter", "subscribe",
-                   "masthead", "toolbar", "popular", "trending", "recommend", "tags", "signup", "login",
-                   "disclaimer", "legal", "copyright", "teaser")),
+    (
+        HINT_BOILER,
+        (
+            "share",
+            "social",
+            "related",
+            "sidebar",
+            "footer",
+            "navbar",
+            "menu",
+            "breadcrumb",
+            "widget",
+            "promo",
+            "advert",
+            "sponsor",
+            "banner",
+            "cookie",
+            "newsletter",
+            "subscribe",
+            "masthead",
+            "toolbar",
+            "popular",
+            "trending",
+            "recommend",
+            "tags",
+            "signup",
+            "login",
+            "disclaimer",
+            "legal",
+            "copyright",
+            "teaser",
+        ),
+    ),
     (HINT_CONTENT, ("article", "content", "post", "entry", "story", "main", "body", "text", "blog")),
     (HINT_MEDIA, ("caption", "gallery", "slide", "photo", "credit", "figure", "carousel", "thumb")),
 )
@@ -224,9 +256,33 @@ _is_stop = STOP_WORDS.__contains__
 _cached_block_text = lru_cache(maxsize=20_000)(_block_text)
 
 
-_CONTEXT_TAGS = frozenset(("pre", "code", "table", "a", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6",
-                           "header", "footer", "nav", "aside", "article", "main", "form", "ul", "ol",
-                           "figure", "figcaption"))
+_CONTEXT_TAGS = frozenset(
+    (
+        "pre",
+        "code",
+        "table",
+        "a",
+        "li",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "article",
+        "main",
+        "form",
+        "ul",
+        "ol",
+        "figure",
+        "figcaption",
+    )
+)
 
 
 def _label_and_hints(el: etree._Element) -> tuple[str, int]:
@@ -383,12 +439,18 @@ class SiteStats:
         is the model of both page sets (Q up to float rounding). ``other``'s dicts are
         taken over, not copied: do not use it afterwards."""
         self.n_pages += other.n_pages
-        for mine, theirs in ((self.page_fps, other.page_fps), (self.sent_df, other.sent_df),
-                             (self.node_df, other.node_df)):
+        for mine, theirs in (
+            (self.page_fps, other.page_fps),
+            (self.sent_df, other.sent_df),
+            (self.node_df, other.node_df),
+        ):
             _add_counts(mine, theirs)
         self.sent_len.update(other.sent_len)  # the later pages' length wins, as in add()
-        for mine_by_node, theirs_by_node in ((self.node_sent, other.node_sent), (self.node_S, other.node_S),
-                                             (self.node_Q, other.node_Q)):
+        for mine_by_node, theirs_by_node in (
+            (self.node_sent, other.node_sent),
+            (self.node_S, other.node_S),
+            (self.node_Q, other.node_Q),
+        ):
             for key, theirs in theirs_by_node.items():
                 mine = mine_by_node.get(key)
                 if mine is None:
@@ -431,9 +493,10 @@ class SiteStats:
             "sent_len": self.sent_len,
             "node_df": self.node_df,
             "node_sent": self.node_sent,
-            "node_feat": {k: {f: [round(float(c), 6), round(self.node_Q.get(k, {}).get(f, 0.0), 6)]
-                              for f, c in d.items()}
-                          for k, d in self.node_S.items()},
+            "node_feat": {
+                k: {f: [round(float(c), 6), round(self.node_Q.get(k, {}).get(f, 0.0), 6)] for f, c in d.items()}
+                for k, d in self.node_S.items()
+            },
         }
 
     @classmethod

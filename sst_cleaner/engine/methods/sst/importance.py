@@ -27,12 +27,20 @@ through; every quantity here depends only on a node's subtree), so an SST that g
 ``partial_fit`` is rescored in time proportional to the new page, not to the site.
 All walks are iterative.
 """
+
 from __future__ import annotations
 
 import math
 from typing import Optional
 
-from sst_cleaner.engine.methods.sst.style_tree import MERGE_EPOCH, ElementNode, SiteStyleTree, StyleNode, feature_num, resolve
+from sst_cleaner.engine.methods.sst.style_tree import (
+    MERGE_EPOCH,
+    ElementNode,
+    SiteStyleTree,
+    StyleNode,
+    feature_num,
+    resolve,
+)
 
 #: attenuating factor of eq. 2 (the paper's value)
 GAMMA = 0.9
@@ -112,7 +120,7 @@ def composite_importance(E: ElementNode, gamma: float = GAMMA) -> float:
         acc += (S.n / m) * style_importance(S)
     if leaf_comp is not None:
         acc += (E.leaf_n / m) * leaf_comp
-    g = gamma ** l
+    g = gamma**l
     return (1.0 - g) * node_importance(E) + g * acc
 
 
@@ -355,8 +363,9 @@ def _merge_below(E: ElementNode, freq: float, sim: float) -> int:
     return merged
 
 
-def merge_siblings(sst: SiteStyleTree, freq: float = MERGE_FREQ, sim: float = MERGE_SIM,
-                   only_dirty: bool = True) -> int:
+def merge_siblings(
+    sst: SiteStyleTree, freq: float = MERGE_FREQ, sim: float = MERGE_SIM, only_dirty: bool = True
+) -> int:
     """3.6, first point, top-down over the (dirty part of the) SST; returns merges done."""
     total = 0
     seen: set[int] = set()
@@ -374,8 +383,14 @@ def merge_siblings(sst: SiteStyleTree, freq: float = MERGE_FREQ, sim: float = ME
 
 
 # --------------------------------------------------------------------------------------
-def refresh(sst: SiteStyleTree, t: float = T_DEFAULT, gamma: float = GAMMA, merge: bool = True,
-            merge_freq: float = MERGE_FREQ, merge_sim: float = MERGE_SIM) -> None:
+def refresh(
+    sst: SiteStyleTree,
+    t: float = T_DEFAULT,
+    gamma: float = GAMMA,
+    merge: bool = True,
+    merge_freq: float = MERGE_FREQ,
+    merge_sim: float = MERGE_SIM,
+) -> None:
     """Bring importance and noise flags up to date after pages were added (lazy)."""
     if sst.t != t or sst.gamma != gamma:
         for E in sst.iter_elements():  # scored with other parameters: everything again
@@ -406,8 +421,18 @@ def simplified_sst(sst: SiteStyleTree) -> SiteStyleTree:
         if c is not None:
             return c, False
         c = ElementNode(e.key)
-        for name in ("m", "leaf_n", "rest_n", "rest_num", "comp", "node_imp", "leaf_comp",
-                     "noisy", "has_noisy", "meaningful"):
+        for name in (
+            "m",
+            "leaf_n",
+            "rest_n",
+            "rest_num",
+            "comp",
+            "node_imp",
+            "leaf_comp",
+            "noisy",
+            "has_noisy",
+            "meaningful",
+        ):
             setattr(c, name, getattr(e, name))
         c.feats = {f: list(st) for f, st in e.feats.items()}
         c.dirty = False
@@ -438,6 +463,13 @@ def importance_report(E: Optional[ElementNode]) -> dict:
     """Small dict describing a node (for debugging and the lead's tooling)."""
     if E is None:
         return {}
-    return {"key": E.key, "m": E.m, "styles": len(E.styles), "leaf_n": E.leaf_n,
-            "node_imp": round(E.node_imp, 4), "comp": round(E.comp, 4),
-            "noisy": E.noisy, "meaningful": E.meaningful}
+    return {
+        "key": E.key,
+        "m": E.m,
+        "styles": len(E.styles),
+        "leaf_n": E.leaf_n,
+        "node_imp": round(E.node_imp, 4),
+        "comp": round(E.comp, 4),
+        "noisy": E.noisy,
+        "meaningful": E.meaningful,
+    }

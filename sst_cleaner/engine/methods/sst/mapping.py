@@ -19,6 +19,7 @@ the label of the nearest page node it belongs to. An internal element the walk w
 children, i.e. its text block), the character-weighted majority label of those parts.
 All walks are iterative.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -27,8 +28,15 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._result import INFORMATIVE, NOISE
-from sst_cleaner.engine.methods.sst.style_tree import (TEXT_KEY, ElementNode, PageNode, SiteStyleTree, build_page_tree,
-                         find_style, resolve)
+from sst_cleaner.engine.methods.sst.style_tree import (
+    TEXT_KEY,
+    ElementNode,
+    PageNode,
+    SiteStyleTree,
+    build_page_tree,
+    find_style,
+    resolve,
+)
 
 #: internal label of an element the mapping went through (resolved per element later)
 DESCEND = "descend"

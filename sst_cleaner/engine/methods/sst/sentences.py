@@ -13,16 +13,16 @@ that maximises the F1 of the node's sentences against gold texts. Without labels
 node uses ``threshold`` (default 0.5: the best single value on the news and blog dev
 corpora, portal and sites-dev; regular documentation sites prefer 0.9).
 """
+
 from __future__ import annotations
 
 from typing import Iterable
 
-from sst_cleaner.engine._dom import as_page
+from sst_cleaner.engine._dom import PreparedPage, as_page
 from sst_cleaner.engine._registry import register_method
-from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
-from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, SiteStatsModel, analyse_page
 from sst_cleaner.engine._text import words
+from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, SiteStatsModel, analyse_page
 
 GRID = tuple(round(0.1 * i, 1) for i in range(11))
 
@@ -61,13 +61,21 @@ class SentencesMethod(SiteStatsModel):
             t = self.node_thresholds.get(b.key, self.threshold)
             kept = [s.text for s, e in scored if e <= t]
             mean_e = sum(e for _, e in scored) / len(scored)
-            blocks.append(Block(page.xpath_of(b.block.element), b.block.text,
-                                INFORMATIVE if kept else NOISE, 1.0 - mean_e, sentences=kept))
+            blocks.append(
+                Block(
+                    page.xpath_of(b.block.element),
+                    b.block.text,
+                    INFORMATIVE if kept else NOISE,
+                    1.0 - mean_e,
+                    sentences=kept,
+                )
+            )
             if kept:
                 lines.append(" ".join(kept))
                 kept_all.extend(kept)
-        return CleanResult(text="\n".join(lines), sentences=kept_all, blocks=blocks, method="sentences",
-                           title=page.title)
+        return CleanResult(
+            text="\n".join(lines), sentences=kept_all, blocks=blocks, method="sentences", title=page.title
+        )
 
     def tune(self, labeled_pages: Iterable[tuple]) -> dict[str, float]:
         """Pick T per node from ``(page, gold_text)`` pairs (page: html, (url, html) or a

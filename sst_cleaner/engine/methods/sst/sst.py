@@ -29,18 +29,33 @@ nodes, True), ``merge_freq``/``merge_sim`` (0.85/0.85), ``local_noise`` (True),
 
 Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree.tree_to_dict>}``.
 """
+
 from __future__ import annotations
 
 from typing import Optional
 
-from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._dom import PreparedPage
-from sst_cleaner.engine.methods.sst.importance import EPSILON, GAMMA, MERGE_FREQ, MERGE_SIM, T_DEFAULT, locally_noisy_features, refresh
-from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
+from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
-from sst_cleaner.engine.methods.sst.style_tree import SiteStyleTree, TreeFormatError, build_page_tree, tree_from_dict, tree_to_dict
 from sst_cleaner.engine._text import features, split_sentences
+from sst_cleaner.engine.methods.sst.importance import (
+    EPSILON,
+    GAMMA,
+    MERGE_FREQ,
+    MERGE_SIM,
+    T_DEFAULT,
+    locally_noisy_features,
+    refresh,
+)
+from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
+from sst_cleaner.engine.methods.sst.style_tree import (
+    SiteStyleTree,
+    TreeFormatError,
+    build_page_tree,
+    tree_from_dict,
+    tree_to_dict,
+)
 
 
 def _page_level(page: PreparedPage) -> CleanResult:
@@ -58,18 +73,27 @@ def _page_level(page: PreparedPage) -> CleanResult:
         method = "none"
     kept = [b.text for b in blocks if b.label == INFORMATIVE]
     sentences = [s for t in kept for s in split_sentences(t)]
-    return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method=method,
-                       title=page.title)
+    return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method=method, title=page.title)
 
 
 @register_method("sst")
 class SSTMethod:
     """``SiteCleaner`` method "sst" (see the module docstring for the parameters)."""
 
-    def __init__(self, t: float = T_DEFAULT, gamma: float = GAMMA, match: str = "exact",
-                 tolerance: float = 0.6, merge: bool = True, merge_freq: float = MERGE_FREQ,
-                 merge_sim: float = MERGE_SIM, local_noise: bool = True, epsilon: float = EPSILON,
-                 max_features: int = 400, principal_class: bool = False):
+    def __init__(
+        self,
+        t: float = T_DEFAULT,
+        gamma: float = GAMMA,
+        match: str = "exact",
+        tolerance: float = 0.6,
+        merge: bool = True,
+        merge_freq: float = MERGE_FREQ,
+        merge_sim: float = MERGE_SIM,
+        local_noise: bool = True,
+        epsilon: float = EPSILON,
+        max_features: int = 400,
+        principal_class: bool = False,
+    ):
         if match not in ("exact", "tolerant"):
             raise ValueError(f"match must be 'exact' or 'tolerant', not {match!r}")
         self.t = float(t)
@@ -153,8 +177,9 @@ class SSTMethod:
             if label == INFORMATIVE:
                 kept_text.append(text)
                 kept_sents.extend(sentences if sentences is not None else split_sentences(text))
-        return CleanResult(text="\n".join(kept_text), sentences=kept_sents, blocks=blocks,
-                           method="sst", title=page.title)
+        return CleanResult(
+            text="\n".join(kept_text), sentences=kept_sents, blocks=blocks, method="sst", title=page.title
+        )
 
     def _drop_local_noise(self, leaf, text: str) -> tuple[str, Optional[list]]:
         noisy = self._noisy_feats.get(id(leaf))

@@ -49,6 +49,7 @@ unaligned page children are inserted at their aligned position as new element no
 with per-position occurrence counts ``occ``), so an optional ad slot is one more
 element node seen on fewer pages instead of a new branch that copies the whole subtree.
 """
+
 from __future__ import annotations
 
 import math
@@ -152,7 +153,7 @@ def key_tag(key: str) -> str:
 
 def key_attr(key: str) -> str:
     cut = key.find("|")
-    return "" if cut < 0 else key[cut + 1:]
+    return "" if cut < 0 else key[cut + 1 :]
 
 
 # --------------------------------------------------------------------------------------
@@ -170,9 +171,16 @@ class PageNode:
 
     __slots__ = ("key", "tag", "children", "feats", "tops", "actual", "owner", "leaf")
 
-    def __init__(self, key: str, tag: str, children: Optional[list] = None,
-                 feats: Optional[Counter] = None, tops: Optional[list] = None,
-                 actual: bool = False, owner=None):
+    def __init__(
+        self,
+        key: str,
+        tag: str,
+        children: Optional[list] = None,
+        feats: Optional[Counter] = None,
+        tops: Optional[list] = None,
+        actual: bool = False,
+        owner=None,
+    ):
         self.key = key
         self.tag = tag
         self.children: list[PageNode] = children if children is not None else []
@@ -278,8 +286,7 @@ def build_page_tree(root: etree._Element, content: bool = True, principal: bool 
             continue
         kids, all_actual, has_child, tails, pieces, refs = frames.pop()
         text = el.text
-        node = _make_node(el, tag, text, kids, all_actual, has_child, tails, pieces, refs, content,
-                          principal)
+        node = _make_node(el, tag, text, kids, all_actual, has_child, tails, pieces, refs, content, principal)
         parent = frames[-1]
         if node is not None:
             parent[0].append(node)
@@ -298,9 +305,19 @@ def build_page_tree(root: etree._Element, content: bool = True, principal: bool 
     return PageNode(ROOT_KEY, ROOT_KEY, children=top, tops=[])
 
 
-def _make_node(el, tag: str, text: Optional[str], kids: list, all_actual: bool, has_child: bool,
-               tails: list, pieces: list, refs: list, content: bool = True,
-               principal: bool = False) -> Optional[PageNode]:
+def _make_node(
+    el,
+    tag: str,
+    text: Optional[str],
+    kids: list,
+    all_actual: bool,
+    has_child: bool,
+    tails: list,
+    pieces: list,
+    refs: list,
+    content: bool = True,
+    principal: bool = False,
+) -> Optional[PageNode]:
     key = element_key(el, principal)
     if not has_child:
         # an actual leaf tag: its text, link target or image is its content
@@ -373,9 +390,26 @@ class ElementNode:
     are folded into ``rest_n`` (how many) and ``rest_num`` (their summed ``ln S - T/S``).
     """
 
-    __slots__ = ("key", "styles", "style_index", "m", "leaf_n", "feats", "rest_n", "rest_num",
-                 "fwd", "dirty", "comp", "node_imp", "leaf_comp", "noisy", "has_noisy",
-                 "meaningful", "charset", "__weakref__")
+    __slots__ = (
+        "key",
+        "styles",
+        "style_index",
+        "m",
+        "leaf_n",
+        "feats",
+        "rest_n",
+        "rest_num",
+        "fwd",
+        "dirty",
+        "comp",
+        "node_imp",
+        "leaf_comp",
+        "noisy",
+        "has_noisy",
+        "meaningful",
+        "charset",
+        "__weakref__",
+    )
 
     def __init__(self, key: str):
         self.key = key
@@ -410,8 +444,10 @@ class ElementNode:
         return not self.styles
 
     def __repr__(self) -> str:
-        return (f"ElementNode({self.key!r}, m={self.m}, styles={len(self.styles)}, "
-                f"leaf_n={self.leaf_n}, comp={self.comp:.3f})")
+        return (
+            f"ElementNode({self.key!r}, m={self.m}, styles={len(self.styles)}, "
+            f"leaf_n={self.leaf_n}, comp={self.comp:.3f})"
+        )
 
 
 #: bumped by every 3.6 merge; a style node re-resolves its elements only after one
@@ -528,8 +564,7 @@ def tolerant_accept(n_page: int, style: StyleNode, pairs: list, tolerance: float
     aligned_w = sum(min(1.0, occ[i] / n) for i, _ in pairs)
     page_cov = a / n_page
     style_cov = aligned_w / total_w
-    if (n_page - a <= 1 and total_w - aligned_w <= 1.0 + 1e-9) or \
-            (page_cov >= tolerance and style_cov >= tolerance):
+    if (n_page - a <= 1 and total_w - aligned_w <= 1.0 + 1e-9) or (page_cov >= tolerance and style_cov >= tolerance):
         return page_cov + style_cov
     return None
 
@@ -562,8 +597,7 @@ def find_style(E: ElementNode, keys: tuple, match: str, tolerance: float):
             break
         pairs = lcs_pairs(S.keys, keys)
         score = tolerant_accept(n_page, S, pairs, tolerance)
-        if score is not None and (score > best_score or
-                                  (score == best_score and S.n > best[0].n)):
+        if score is not None and (score > best_score or (score == best_score and S.n > best[0].n)):
             best = (S, pairs)
             best_score = score
     if best is None:
@@ -583,8 +617,7 @@ class SiteStyleTree:
     element node (the rest folded into summary numbers, see :class:`ElementNode`).
     """
 
-    def __init__(self, match: str = "exact", tolerance: float = 0.6, max_features: int = 400,
-                 principal: bool = False):
+    def __init__(self, match: str = "exact", tolerance: float = 0.6, max_features: int = 400, principal: bool = False):
         if match not in ("exact", "tolerant"):
             raise ValueError(f"match must be 'exact' or 'tolerant', not {match!r}")
         self.match = match
@@ -780,13 +813,20 @@ def tree_to_dict(sst: SiteStyleTree) -> dict:
             prune_features(e, sst.max_features)
         k = keys.setdefault(e.key, len(keys))
         feats = {f: [st[0], round(st[1], 6), st[2]] for f, st in e.feats.items()}
-        elements.append([k, e.m, e.leaf_n, [st_index[id(S)] for S in e.styles], feats,
-                         e.rest_n, round(e.rest_num, 6)])
+        elements.append([k, e.m, e.leaf_n, [st_index[id(S)] for S in e.styles], feats, e.rest_n, round(e.rest_num, 6)])
     style_rows = [[S.n, [el_index[id(resolve(x))] for x in S.elements], list(S.occ)] for S in styles]
-    return {"format": TREE_FORMAT, "version": TREE_VERSION, "match": sst.match,
-            "tolerance": sst.tolerance, "max_features": sst.max_features, "n_pages": sst.n_pages,
-            "principal": sst.principal,
-            "keys": list(keys), "elements": elements, "styles": style_rows}
+    return {
+        "format": TREE_FORMAT,
+        "version": TREE_VERSION,
+        "match": sst.match,
+        "tolerance": sst.tolerance,
+        "max_features": sst.max_features,
+        "n_pages": sst.n_pages,
+        "principal": sst.principal,
+        "keys": list(keys),
+        "elements": elements,
+        "styles": style_rows,
+    }
 
 
 def _int(v, lo: int = 0) -> int:
@@ -817,8 +857,9 @@ def tree_from_dict(data) -> SiteStyleTree:
         raise TreeFormatError("keys, elements and styles must be lists")
     if not elements or not all(isinstance(k, str) for k in keys):
         raise TreeFormatError("bad keys or no elements")
-    sst = SiteStyleTree(match, _num(data.get("tolerance", 0.6)), _int(data.get("max_features", 400), 1),
-                        data.get("principal") is True)
+    sst = SiteStyleTree(
+        match, _num(data.get("tolerance", 0.6)), _int(data.get("max_features", 400), 1), data.get("principal") is True
+    )
     sst.n_pages = _int(data.get("n_pages", 0))
     nodes: list[ElementNode] = []
     style_refs: list[list[int]] = []
@@ -841,8 +882,13 @@ def tree_from_dict(data) -> SiteStyleTree:
         nodes.append(e)
     built: list[StyleNode] = []
     for row in styles:
-        if not isinstance(row, list) or len(row) != 3 or not isinstance(row[1], list) \
-                or not isinstance(row[2], list) or len(row[1]) != len(row[2]):
+        if (
+            not isinstance(row, list)
+            or len(row) != 3
+            or not isinstance(row[1], list)
+            or not isinstance(row[2], list)
+            or len(row[1]) != len(row[2])
+        ):
             raise TreeFormatError("bad style row")
         idx = [_int(i) for i in row[1]]
         if any(i >= len(nodes) or i == 0 for i in idx):
