@@ -127,9 +127,12 @@ def feature_version() -> str:
     for fn in (hybrid.sentence_features, hybrid._prose_container, hybrid.cetd_region):
         h.update(inspect.getsource(fn).encode())
     h.update(repr(FEATURE_NAMES).encode())
-    pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sst_cleaner")
-    for mod in ("site_stats.py", "segment.py", "cetd.py", "text.py", "dom.py"):
-        with open(os.path.join(pkg, mod), "rb") as fh:
+    from sst_cleaner.engine import _dom, _segment, _text
+    from sst_cleaner.engine.methods import cetd
+    from sst_cleaner.engine.methods.sitestats import site_stats
+
+    for mod in (site_stats, _segment, cetd, _text, _dom):
+        with open(mod.__file__, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()[:12]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import gzip
 import io
 import zlib
-from typing import BinaryIO, Iterator, NamedTuple, Optional, Union
+from typing import BinaryIO, Iterator, NamedTuple, Optional, Union, cast
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 64 * 1024
@@ -42,9 +42,11 @@ def open_archive(source: Union[str, BinaryIO]) -> BinaryIO:
     """A readable binary stream of the archive's records, gunzipped if it is gzip
     (every member in turn: a record per member is one gzip stream to Python)."""
     fh = open(source, "rb") if isinstance(source, str) else source
-    buffered = fh if hasattr(fh, "peek") else io.BufferedReader(fh)
+    # any binary file with readinto() can be wrapped; the BinaryIO stub does not declare it
+    buffered = fh if hasattr(fh, "peek") else io.BufferedReader(fh)  # type: ignore[type-var]
     if buffered.peek(2)[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=buffered)
+        # a GzipFile is a binary file; its stub just does not derive from BinaryIO
+        return cast(BinaryIO, gzip.GzipFile(fileobj=buffered))
     return buffered
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from typing import Optional, Union
+from typing import AnyStr, Optional, Union
 
 from lxml import etree
 
@@ -338,6 +338,12 @@ def attribute_cap(max_attributes: int, n_tags: int) -> int:
     return max(1, min(max_attributes, max(MIN_ATTRIBUTES, per_tag)))
 
 
+def _run_end(run: "re.Pattern[str]", html: str, pos: int) -> int:
+    """Where a run pattern that matches the empty string stops, from ``pos``."""
+    m = run.match(html, pos)
+    return pos if m is None else m.end()
+
+
 def _cap_attributes(html: str, max_attributes: int) -> str:
     """Keep the first ``max_attributes`` attributes of every start tag.
 
@@ -352,9 +358,10 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
     skip = _short_tags_pattern(max_attributes)
     pieces: list[str] = []
     last = 0
-    pos = skip.match(html).end()
+    pos = _run_end(skip, html, 0)
     while pos < len(html):
         m = _START_TAG.match(html, pos)  # a start tag with max_attributes or more
+        assert m is not None  # the run ended at "<" + a letter: a start tag
         name_end = m.start() + 1
         while name_end < m.end() and not (html[name_end].isspace() or html[name_end] == "/"):
             name_end += 1
@@ -366,7 +373,7 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
         if cut is not None and cut < m.end():
             pieces.append(html[last:cut])
             last = m.end()
-        pos = skip.match(html, m.end()).end()
+        pos = _run_end(skip, html, m.end())
     if not pieces:
         return html
     pieces.append(html[last:])
@@ -473,12 +480,14 @@ def as_page(
     encoding = None
     if isinstance(page, tuple):
         if len(page) == 2:
-            url, page = page
+            url, html = page
         elif len(page) == 3:  # bytes with the charset the server declared
-            url, page, encoding = page
+            url, html, encoding = page
         else:
             raise ValueError("a page tuple must be (url, html) or (url, html_bytes, encoding)")
-    return parse_html(page, url=url, encoding=encoding, limits=limits)
+    else:
+        html = page
+    return parse_html(html, url=url, encoding=encoding, limits=limits)
 
 
 def _cap_tree_runs(doc: etree._Element) -> None:
@@ -498,7 +507,7 @@ def _cap_tree_runs(doc: etree._Element) -> None:
             el.tail = cap_nonstarter_runs(el.tail)
 
 
-def _cut_at_tag(data, limit: int):
+def _cut_at_tag(data: AnyStr, limit: int) -> AnyStr:
     """``data[:limit]``, moved back to just before the last ``<`` if that is not too far,
     so that no tag is cut in half."""
     lt = b"<" if isinstance(data, bytes) else "<"

@@ -221,7 +221,7 @@ def _rewritten_blocks(root: etree._Element) -> set:
     """Block elements whose text can read differently from their plain line: ``pre``
     blocks (and blocks inside them) and blocks holding a permalink. Most pages have none,
     and the rest only a few: only these are written again."""
-    out = set()
+    out: set = set()
     for pre in root.iter("pre"):
         out.update(d for d in pre.iter() if d.tag in BLOCK_TAGS)
     for a in root.iter("a"):

@@ -302,7 +302,7 @@ def _iso(
     try:
         if hh is None:
             return datetime(int(y), int(mo), int(d)).date().isoformat()
-        dt = datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss or 0))
+        dt = datetime(int(y), int(mo), int(d), int(hh), int(mi), int(ss or 0))  # type: ignore[arg-type]
     except ValueError:
         return None
     if tz:

@@ -8,7 +8,7 @@ cleaner looks methods up here), so registering never makes an import cycle.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._result import CleanResult
@@ -24,7 +24,7 @@ BUILTIN_METHODS = (
 )
 DEFAULT_METHOD = "default"
 
-_METHODS: dict[str, Callable[..., Any]] = {}
+_METHODS: dict[str, Any] = {}
 _loaded = False
 
 
@@ -71,7 +71,7 @@ def _load_builtin_methods() -> None:
         _loaded = True
 
 
-def method_class(name: str) -> Callable[..., Any]:
+def method_class(name: str) -> Any:
     """The class registered as ``name`` (ValueError naming the choices if none)."""
     _load_builtin_methods()
     if name not in _METHODS:
@@ -79,7 +79,7 @@ def method_class(name: str) -> Callable[..., Any]:
     return _METHODS[name]
 
 
-def find_method(name: str) -> Optional[Callable[..., Any]]:
+def find_method(name: str) -> Any:
     _load_builtin_methods()
     return _METHODS.get(name)
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
-from sst_cleaner.scrapy._redis_store import RedisFleet, load_redis_config, parse_model_json
+from sst_cleaner.scrapy._redis_store import RedisConfig, RedisFleet, load_redis_config, parse_model_json
 from sst_cleaner.scrapy._settings import SSTConfig
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
@@ -92,9 +92,10 @@ class SharedSiteModelStore(SiteModelStore):
 
     def __init__(self, config: SSTConfig, stats: Any = None, settings: Any = None, fleet: Optional[RedisFleet] = None):
         super().__init__(config, stats)
-        self.redis_config = load_redis_config(settings) if fleet is None else fleet.config
-        if self.redis_config is None:
+        redis_config = load_redis_config(settings) if fleet is None else fleet.config
+        if redis_config is None:
             raise ValueError("SharedSiteModelStore needs SST_MODEL_STORE")
+        self.redis_config: RedisConfig = redis_config
         self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config)
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import collections
 import logging
 import time
-from typing import Any, AsyncIterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Optional, cast
 
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
@@ -50,6 +50,9 @@ from twisted.python.failure import Failure
 
 from sst_cleaner.scrapy._settings import load_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
+
+if TYPE_CHECKING:
+    from sst_cleaner.scrapy._fleet import SharedSiteModelStore  # imported for real only with SST_MODEL_STORE
 
 logger = logging.getLogger(__name__)
 
@@ -253,7 +256,7 @@ class SSTSpiderMiddleware:
         # a store shared by a fleet of crawl processes (SST_MODEL_STORE, see _fleet.py)
         self._shared = getattr(self.store, "shared", False)
         if self._shared:
-            self.store.set_listener(self._shared_ready)
+            cast("SharedSiteModelStore", self.store).set_listener(self._shared_ready)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SSTSpiderMiddleware":
@@ -420,7 +423,8 @@ class SSTSpiderMiddleware:
                     continue
                 if page is None:
                     self.store.inc("items_passed_non_html")
-                    self.store.bind(out, NON_HTML)  # the pipeline flags it "non_html"
+                    # the marker stands in for a page: the pipeline flags the item "non_html"
+                    self.store.bind(out, NON_HTML)  # type: ignore[arg-type]
                     yield out
                     continue
                 self.store.bind(out, page)
@@ -541,7 +545,7 @@ class SSTSpiderMiddleware:
         if len(hold.pages) < self.config.sample_pages:  # during a fit too: it may end without a model
             hold.pages.append(page)
         if self._shared and not hold.building:
-            self.store.sample_added(hold.site, page)
+            cast("SharedSiteModelStore", self.store).sample_added(hold.site, page)
         hold.bytes += page.size
         self._held_bytes += page.size
 

@@ -20,7 +20,7 @@ passes on.
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
@@ -235,10 +235,11 @@ class SSTPipeline:
             ):
                 if name:
                     adapter[name] = value
+            # both are lists whenever their field is set: _clean() asks for them then
             if cfg.sentences_field:
-                adapter[cfg.sentences_field] = list(result.sentences)
+                adapter[cfg.sentences_field] = list(cast(list, result.sentences))
             if cfg.blocks_field:
-                adapter[cfg.blocks_field] = list(result.blocks)
+                adapter[cfg.blocks_field] = list(cast(list, result.blocks))
         except Exception as exc:  # e.g. a frozen dataclass: report, never lose the item
             self.errors.report(
                 "write",

@@ -27,7 +27,7 @@ import json
 import logging
 import zlib
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from sst_cleaner.engine._model_file import check_model
 from sst_cleaner.engine._model_io import MAX_MODEL_BYTES, ModelFormatError, _finite_float, _reject_constant
@@ -371,7 +371,8 @@ class RedisFleet:
     def read_sample(self, site: str, max_pages: int) -> list[tuple[str, bytes, Optional[str]]]:
         """The site's shared sample pages; entries that do not decode are skipped (and
         logged): a page is data from the network via another worker, not trusted."""
-        raw = self.client.lrange(self.key(site, "sample"), 0, max(0, max_pages - 1))
+        # bytes: the client does not decode responses
+        raw = cast("list[bytes]", self.client.lrange(self.key(site, "sample"), 0, max(0, max_pages - 1)))
         pages = []
         for entry in raw:
             try:
@@ -391,7 +392,7 @@ class RedisFleet:
         version = _text(self.client.hget(key, "version") or b"")
         if size > self.config.max_model_bytes:
             raise ModelFormatError(f"shared model is {size} bytes, over the {self.config.max_model_bytes} limit")
-        return self.client.hget(key, "json"), version
+        return cast(Optional[bytes], self.client.hget(key, "json")), version  # bytes: responses are not decoded
 
     def publish(self, site: str, token: str, model_json: bytes, pages: int, builder: str) -> int:
         """Publish the model this builder fitted and drop the site's sample; the new

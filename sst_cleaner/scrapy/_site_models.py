@@ -31,11 +31,14 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 from urllib.parse import urlsplit
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.scrapy._settings import SSTConfig
+
+if TYPE_CHECKING:
+    import tldextract  # optional: imported on first use at run time
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +69,7 @@ def host_key(url: str) -> str:
 # second-level labels under which registrations happen in many country TLDs (co.uk,
 # com.au, ...): a short offline stand-in for the Public Suffix List when tldextract is absent
 _SECOND_LEVEL = frozenset("ac co com edu gov net org ne or go gob mil nic ltd plc sch".split())
-_TLDEXTRACT = None
+_TLDEXTRACT: Union[None, Literal[False], tldextract.TLDExtract] = None  # False: tldextract unusable
 
 
 def domain_key(url: str) -> str:
@@ -167,7 +170,7 @@ class PageRecord:
         return len(self.body)
 
     @property
-    def fields(self) -> tuple:
+    def fields(self) -> tuple[str, bytes, Optional[str]]:
         """(url, body, encoding): what the site operations of :mod:`sst_cleaner.scrapy._workers` take."""
         return self.url, self.body, self.encoding
 
@@ -395,7 +398,9 @@ class SiteModelStore:
                 continue
             try:
                 with self.lock(site):
-                    model.save(self.model_path(site))
+                    path = self.model_path(site)
+                    assert path is not None  # there is a model_dir: checked on entry
+                    model.save(path)
                 self.inc("models_saved")
             except Exception:
                 logger.exception("sst: could not save the model of site %s", site)
@@ -494,7 +499,8 @@ class SiteModelStore:
             d.callback(None)
             return d
         entry: list = [limit, d, None]
-        entry[2] = reactor.callLater(timeout, self._out_wait_over, entry)
+        # IReactorTime declares callLater zope-style, without self: mypy shifts the arguments by one
+        entry[2] = reactor.callLater(timeout, self._out_wait_over, entry)  # type: ignore[arg-type]
         self._out_waiters.append(entry)
         return d
 

@@ -290,7 +290,8 @@ def _op_crash(site: str) -> None:  # for tests: a worker that dies mid-call
     os._exit(70)
 
 
-_OPS = {
+# every op takes the site name, then its own arguments
+_OPS: dict[str, Callable[..., Any]] = {
     "start": _op_start,
     "fit": _op_fit,
     "refine": _op_refine,

@@ -53,7 +53,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from sst_cleaner.engine._text import words as tokens
 
@@ -930,6 +930,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for mode in args.modes:
                 t0 = time.perf_counter()
                 run = run_method(corpus, method, mode, args.fit_pages)
+                assert run.score is not None  # run_method() always scores its run
                 _log(
                     f"[{corpus.name}] {method} {mode}: pages={run.score.pages} "
                     f"F1={run.score.f1:.4f} errors={run.errors} ({time.perf_counter() - t0:.1f} s)"
@@ -937,9 +938,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 runs.append(run)
         if use_reference:
             run = run_reference(corpus)
+            assert run.score is not None  # a run_method() run: always scored
             _log(f"[{corpus.name}] {REFERENCE}: F1={run.score.f1:.4f} errors={run.errors}")
             runs.append(run)
-        res = {"corpus": corpus, "floor": floor, "runs": runs, "fit500": {m: fit_500(corpus, m, runs) for m in methods}}
+        res: dict[str, Any] = {
+            "corpus": corpus,
+            "floor": floor,
+            "runs": runs,
+            "fit500": {m: fit_500(corpus, m, runs) for m in methods},
+        }
         if args.curve:
             res["curve"] = learning_curve(corpus, args.curve)
         if args.out:

@@ -401,11 +401,12 @@ def run(
     model_dir = os.path.join(out, ".models")
     unfitted = {m: SiteCleaner(method=m) for m in methods}
     failures: list[Failure] = []
-    slowest = (0.0, 0.0, None)  # cpu, wall, (index, kind, step)
-    slowest_case = {m: (0.0, None) for m in methods}  # per method: (cpu, (index, kind))
+    slowest: tuple[float, float, Optional[tuple[int, str, str]]] = (0.0, 0.0, None)  # cpu, wall, (index, kind, step)
+    # per method: (cpu, (index, kind))
+    slowest_case: dict[str, tuple[float, Optional[tuple[int, str]]]] = {m: (0.0, None) for m in methods}
     by_kind: dict[str, int] = {}
     statuses: dict[str, int] = {}
-    rss_jump = (0.0, None)
+    rss_jump: tuple[float, Optional[tuple[int, str]]] = (0.0, None)
     start = time.perf_counter()
     indices = [only] if only is not None else range(cases)
     for n_done, index in enumerate(indices):
@@ -437,7 +438,7 @@ def run(
                         (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir),
                     )
                 )
-        for m, step, fn, args in steps:
+        for step_method, step, fn, args in steps:
             try:
                 value, cpu, wall = _timed(fn, *args)
                 if isinstance(value, CleanResult):
@@ -446,7 +447,7 @@ def run(
             except Exception:  # every exception is a finding
                 failures.append(_record(out, seed, index, kind, "crash", step, traceback.format_exc(), data, encoding))
                 continue
-            for name in [m] if m else methods:
+            for name in [step_method] if step_method else methods:
                 case_cpu[name] += cpu
             if cpu > slowest[0]:
                 slowest = (cpu, wall, (index, kind, step))

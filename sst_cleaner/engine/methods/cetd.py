@@ -480,7 +480,7 @@ def label_blocks(
         score = dens[i] if i is not None else 0.0
         informative = i is not None and covered[i] == 1
         if not informative and cover and i in cover:
-            informative = cover[i] >= inline_share * len(blk.text)
+            informative = cover[i] >= inline_share * len(blk.text)  # type: ignore[operator]
         out.append(Block(xpath_of(el), blk.text, INFORMATIVE if informative else NOISE, float(score)))
     return out
 

@@ -48,6 +48,7 @@ from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
 from sst_cleaner.engine._text import count_features, features, split_sentences
+from sst_cleaner.engine.methods.cetd import CETDMethod
 
 #: the paper's content-block tag
 TABLE_TAGS = frozenset({"table"})
@@ -361,15 +362,9 @@ def choose_threshold(blocks_per_page: Iterable[list[ContentBlock]], min_gain: fl
     return THRESHOLDS[-1]
 
 
-def _page_fallback(page: PreparedPage, method: str) -> CleanResult:
+def page_fallback(page: PreparedPage) -> CleanResult:
     """Before the model has two pages there is no entropy to speak of: clean the page on
-    its own with CETD (the package's page-level method) when it is there."""
-    try:
-        from sst_cleaner.engine.methods.cetd import CETDMethod
-    except ImportError:  # pragma: no cover - cetd ships with the package
-        blocks = [Block(page.xpath_of(a.element), a.text, INFORMATIVE, 0.0) for a in text_blocks(page.root)]
-        kept = [b.text for b in blocks]
-        return CleanResult("\n".join(kept), [s for t in kept for s in split_sentences(t)], blocks, method, page.title)
+    its own with CETD (the package's page-level method)."""
     return CETDMethod().clean(page)
 
 
@@ -461,7 +456,7 @@ class InfoDiscovererMethod:
     # -- cleaning -------------------------------------------------------------------
     def clean(self, page: PreparedPage) -> CleanResult:
         if self.entropy.n < 2:
-            return _page_fallback(page, "infodiscoverer")
+            return page_fallback(page)
         pb = page_blocks(page)
         atom_ids = [self.entropy.ids(fs) for fs in pb.feats]
         cbs = self._blocks(pb.groups, atom_ids)

@@ -59,7 +59,7 @@ from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
 from sst_cleaner.engine._text import count_features, features, split_sentences
-from sst_cleaner.engine.methods.infodiscoverer import TermEntropy, _page_fallback
+from sst_cleaner.engine.methods.infodiscoverer import TermEntropy, page_fallback
 
 #: characters of text taken on each side of an anchor for API ("bounded surrounding text")
 API_CONTEXT = 50
@@ -80,6 +80,7 @@ def normalize_url(url: str) -> str:
 
 
 class InformationTree:
+    _toc_kept: set  # set by WisdomMethod for link_blocks
     """Phase 1 and the ICT of one page, as flat arrays in pre-order (parents first).
 
     Text nodes are nodes: ``el[i]`` is the element holding the text (``text_of[i]``).
@@ -115,7 +116,7 @@ class InformationTree:
                 self.children[par].append(i)
             for arr in (clen, alen, api, wsum, awsum):
                 arr.append(0.0)
-            for arr in (nanchor, nterm, anterm):
+            for arr in (nanchor, nterm, anterm):  # type: ignore[assignment]
                 arr.append(0)
             return i
 
@@ -146,7 +147,7 @@ class InformationTree:
                 alen[i] = len(t)
                 awsum[i] = wsum[i]
                 anterm[i] = nterm[i]
-                anchor_terms[-1].extend(features(t))
+                anchor_terms[-1].extend(features(t))  # type: ignore[arg-type]
             else:
                 clen[i] = len(t)
 
@@ -188,7 +189,7 @@ class InformationTree:
                             before = (prev.tail if prev is not None else el.getparent().text) or ""
                             after = el.tail or ""
                             ctx = features(before[-API_CONTEXT:]) + features(after[:API_CONTEXT])
-                            ids = [t for t in set(en_all.ids(terms + ctx)) if t >= 0 and t in linked]
+                            ids = [t for t in set(en_all.ids(terms + ctx)) if t >= 0 and t in linked]  # type: ignore[arg-type]
                             if ids:
                                 en = np.maximum(en_all.entropy_of_ids(ids), EN_FLOOR)
                                 api[i] = float((1.0 / en).sum())
@@ -446,7 +447,7 @@ class WisdomMethod:
 
     def link_blocks(self, tree: InformationTree, toc_blocks: list[int]) -> list[dict]:
         out = []
-        kept = getattr(tree, "_toc_kept", set())
+        kept: set = getattr(tree, "_toc_kept", set())
         for r in toc_blocks:
             links: list[str] = []
             seen: set = set()
@@ -469,7 +470,7 @@ class WisdomMethod:
 
     def clean(self, page: PreparedPage) -> CleanResult:
         if self.entropy.n < 2:
-            return _page_fallback(page, "wisdom")
+            return page_fallback(page)
         tree, article_nodes, toc_blocks, _feature = self.analyse(page)
         # text block label: informative when most of its characters are article text
         in_chars: dict[int, int] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 
@@ -56,7 +56,8 @@ class DemoServer:
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
+        # filled from getsockname() after bind: the host is a str, never bytes
+        host, port = cast("tuple[str, int]", self._httpd.server_address[:2])
         return f"http://{host}:{port}/"
 
     def start(self) -> "DemoServer":

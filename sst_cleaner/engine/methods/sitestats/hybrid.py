@@ -186,7 +186,7 @@ def sentence_features(
             code_chars += len(b.block.text)
     page_link_share = link_total / max(1, total)
     page_code_share = code_chars / max(1, total)
-    cetd_top = getattr(in_cetd, "top", frozenset())
+    cetd_top: frozenset = getattr(in_cetd, "top", frozenset())
 
     def up(el, k):
         for _ in range(k):

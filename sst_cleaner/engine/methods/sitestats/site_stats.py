@@ -43,7 +43,7 @@ from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, features_from_word
 from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
 try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
-    from _collections import _count_elements
+    from _collections import _count_elements  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - other Python implementations
 
     def _count_elements(mapping, iterable):
@@ -451,8 +451,8 @@ class SiteStats:
             (self.node_S, other.node_S),
             (self.node_Q, other.node_Q),
         ):
-            for key, theirs in theirs_by_node.items():
-                mine = mine_by_node.get(key)
+            for key, theirs in theirs_by_node.items():  # type: ignore[assignment]
+                mine = mine_by_node.get(key)  # type: ignore[assignment]
                 if mine is None:
                     mine_by_node[key] = theirs
                 else:

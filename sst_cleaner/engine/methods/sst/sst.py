@@ -39,6 +39,7 @@ from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
 from sst_cleaner.engine._text import features, split_sentences
+from sst_cleaner.engine.methods.cetd import extract_content, label_blocks
 from sst_cleaner.engine.methods.sst.importance import (
     EPSILON,
     GAMMA,
@@ -59,18 +60,9 @@ from sst_cleaner.engine.methods.sst.style_tree import (
 
 
 def _page_level(page: PreparedPage) -> CleanResult:
-    """The fallback without a usable site model: CETD if the package has it, else the
-    whole page."""
-    try:
-        from sst_cleaner.engine.methods.cetd import extract_content, label_blocks
-    except ImportError:
-        extract_content = label_blocks = None
-    if extract_content is not None:
-        blocks = label_blocks(page, extract_content(page.root))
-        method = "cetd"
-    else:
-        blocks = [Block(page.xpath_of(b.element), b.text, INFORMATIVE, 1.0) for b in text_blocks(page.root)]
-        method = "none"
+    """The fallback without a usable site model: CETD's page-level labels."""
+    blocks = label_blocks(page, extract_content(page.root))
+    method = "cetd"
     kept = [b.text for b in blocks if b.label == INFORMATIVE]
     sentences = [s for t in kept for s in split_sentences(t)]
     return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method=method, title=page.title)

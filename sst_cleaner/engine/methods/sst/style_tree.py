@@ -346,11 +346,11 @@ def _make_node(
         if k.leaf and children:
             prev = children[-1]
             if prev.leaf and prev.key == k.key and k.tag != TEXT_KEY:
-                if len(k.feats) > len(prev.feats):
+                if len(k.feats) > len(prev.feats):  # type: ignore[arg-type]
                     k.feats.update(prev.feats)
                     prev.feats = k.feats
                 else:
-                    prev.feats.update(k.feats)
+                    prev.feats.update(k.feats)  # type: ignore[union-attr]
                 prev.tops.extend(k.tops)
                 prev.actual = prev.actual and k.actual
                 continue
@@ -597,7 +597,7 @@ def find_style(E: ElementNode, keys: tuple, match: str, tolerance: float):
             break
         pairs = lcs_pairs(S.keys, keys)
         score = tolerant_accept(n_page, S, pairs, tolerance)
-        if score is not None and (score > best_score or (score == best_score and S.n > best[0].n)):
+        if score is not None and (score > best_score or (score == best_score and S.n > best[0].n)):  # type: ignore[index]
             best = (S, pairs)
             best_score = score
     if best is None:
@@ -648,7 +648,7 @@ class SiteStyleTree:
             E.charset = None
             if T.leaf:
                 E.leaf_n += 1
-                self._add_feats(E, T.feats)
+                self._add_feats(E, T.feats)  # type: ignore[arg-type]
                 continue
             keys = T.child_keys()
             S, align = find_style(E, keys, self.match, self.tolerance)
