@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import scrapy
 
 ROOT = Path(__file__).resolve().parent.parent
 
