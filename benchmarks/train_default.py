@@ -294,6 +294,46 @@ def dump_rows(path, rows, p) -> None:
             )
 
 
+def page_partner(rows) -> np.ndarray:
+    """For every site row, the index of the same sentence's page row (the page judged
+    alone), -1 where there is none; a page's site rows and page rows list the same
+    sentences in the same order."""
+    first: dict = {}
+    count: dict = defaultdict(int)
+    for i, pid in enumerate(rows["pid"]):
+        if pid not in first:
+            first[pid] = i
+        count[pid] += 1
+    partner = np.full(len(rows["pid"]), -1)
+    for pid, i0 in first.items():
+        if pid.endswith(PAGE_SUFFIX):
+            continue
+        j0 = first.get(pid + PAGE_SUFFIX)
+        if j0 is not None and count[pid + PAGE_SUFFIX] == count[pid]:
+            partner[i0 : i0 + count[pid]] = np.arange(j0, j0 + count[pid])
+    return partner
+
+
+def blended(p, partner, weight: float) -> np.ndarray:
+    """Site rows' probabilities mixed with the page scorer's verdict on the same
+    sentence: ``weight`` * site + (1 - weight) * page."""
+    out = p.copy()
+    has = partner >= 0
+    out[has] = weight * p[has] + (1 - weight) * p[partner[has]]
+    return out
+
+
+def comment_prose(X) -> np.ndarray:
+    """Rows the method's comment rule matches: prose of four words or more, mostly not
+    link text, in a container named as comments (see hybrid._is_comment_prose)."""
+    col = FEATURE_NAMES.index
+    return (
+        (X[:, col("hint_comment")] > 0.5)
+        & (X[:, col("log_sent_words")] >= np.log1p(4) - 1e-9)
+        & (X[:, col("link_density")] < 0.5)
+    )
+
+
 def report(name, mask, rows, shown) -> dict:
     f1 = page_f1(mask, rows["pid"], rows["tok"], rows["gold"])
     out = {}
@@ -331,6 +371,25 @@ def main():
         help="weigh every corpus (and mode) the same in all, not every page (chosen by leave-one-corpus-out)",
     )
     ap.add_argument("--jobs", type=int, default=1, help="folds learnt in this many processes")
+    ap.add_argument(
+        "--corpus-weight",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=[],
+        help="scale the weight of a corpus's rows when learning, e.g. single-dev#page=0.5,portal#page=0.5",
+    )
+    ap.add_argument(
+        "--drop-features",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=[],
+        help="learn without these features (their column set to 0), to measure what they bring",
+    )
+    ap.add_argument("--comment-rule", action="store_true", help="also report with comment prose always dropped")
+    ap.add_argument(
+        "--blend",
+        type=lambda v: [float(x) for x in v.split(",") if x],
+        default=[],
+        help="also report site rows judged by weight*site + (1-weight)*page scorer, for each weight",
+    )
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
     args = ap.parse_args()
 
@@ -342,6 +401,12 @@ def main():
     rows["sw"] = page_weights(rows["pid"], rows["w"])
     if args.balance_corpora:
         rows["sw"] = balance_corpora(rows["sw"], rows["pid"], rows["corpus"])
+    for spec in args.corpus_weight:
+        name, _, value = spec.partition("=")
+        scale = np.array([rows["corpus"][pid] == name for pid in rows["pid"]])
+        rows["sw"] = np.where(scale, rows["sw"] * float(value), rows["sw"])
+    for name in args.drop_features:
+        rows["X"][:, FEATURE_NAMES.index(name)] = 0.0
     rows["is_page"] = np.array([pid.endswith(PAGE_SUFFIX) for pid in rows["pid"]])
     corpus_of_row = np.array([g.split("/", 1)[0] for g in rows["group"]])
     shown = [c + suf for c in corpora for suf in ("", PAGE_SUFFIX) if c + suf in set(rows["corpus"].values())]
@@ -351,6 +416,14 @@ def main():
         p1 = loco(rows, rows["X"], corpora, corpus_of_row, args.jobs)
         for th in sorted({args.threshold, 0.4, 0.6}):
             report(f"leave-one-corpus-out th={th}", p1 >= th, rows, shown)
+        partner = page_partner(rows)
+        for weight in args.blend:
+            report(f"LOCO blend site={weight}", blended(p1, partner, weight) >= args.threshold, rows, shown)
+        if args.comment_rule:
+            prose = comment_prose(rows["X"])
+            report("LOCO, comment prose dropped", (p1 >= args.threshold) & ~prose, rows, shown)
+            outside = prose & (rows["X"][:, FEATURE_NAMES.index("in_top")] < 0.5)
+            report("LOCO, comment prose outside top dropped", (p1 >= args.threshold) & ~outside, rows, shown)
         if args.dump:
             dump_rows(args.dump, rows, p1)
     if not args.no_cv:
@@ -360,6 +433,14 @@ def main():
         fold = np.array([fold_of[g] for g in rows["group"]])
         p = held_out_predictions(rows, rows["X"], {k: fold == k for k in range(args.folds)}, args.jobs)
         report(f"site-grouped CV th={args.threshold}", p >= args.threshold, rows, shown)
+        partner = page_partner(rows)
+        for weight in args.blend:
+            report(f"CV blend site={weight}", blended(p, partner, weight) >= args.threshold, rows, shown)
+        if args.comment_rule:
+            prose = comment_prose(rows["X"])
+            report("CV, comment prose dropped", (p >= args.threshold) & ~prose, rows, shown)
+            outside = prose & (rows["X"][:, FEATURE_NAMES.index("in_top")] < 0.5)
+            report("CV, comment prose outside top dropped", (p >= args.threshold) & ~outside, rows, shown)
     if args.out:
         site, page = ~rows["is_page"], rows["is_page"]
         m_site = fit_hgb(rows["X"][site], rows["ylab"][site], rows["sw"][site], HGB)

@@ -49,10 +49,10 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
 FEATURE_NAMES = (
     "bias",
     "entropy",  # E(S) over the node's other pages
-    "sent_rec",  # share of other pages carrying this exact sentence
+    "sent_rec",  # share of the page's template cohort carrying this exact sentence (see cohort)
     "sent_rec2",  # sentence on >= 2 other pages
     "node_share",  # share of the node's text that recurs site-wide
-    "node_rate",  # share of other pages having the node
+    "node_rate",  # share of the page's template cohort having the node (see cohort)
     "node_new",  # node never seen on another page
     "in_cetd",  # inside CETD content region (template zeroed)
     "link_density",
@@ -106,6 +106,11 @@ FEATURE_NAMES = (
     "dup_in_page",  # the sentence occurs more than once on the page
     "page_link_share",  # share of the page's text inside links
     "page_code_share",  # share of the page's text in pre, code and tables
+    # the page's template cohort: a host whose pages span several template eras shares
+    # its template with the pages of the same era only, so recurrence is measured against
+    # the most widespread node of the page (about the era's share of the sample), not
+    # against all other pages; on a site of one template the cohort is about 1
+    "cohort",  # the largest share of other pages having one of the page's nodes
 )
 
 
@@ -301,7 +306,23 @@ def sentence_features(
                     + page_ctx,
                 )
             )
+    _add_cohort(rows)
     return rows
+
+
+_REC, _NODE_RATE = FEATURE_NAMES.index("sent_rec"), FEATURE_NAMES.index("node_rate")
+
+
+def _add_cohort(rows: list) -> None:
+    """Measure sent_rec and node_rate against the page's template cohort (see
+    FEATURE_NAMES) and append the cohort, in place. Chosen by leave-one-corpus-out over
+    keeping the shares of all other pages beside the cohort ones."""
+    cohort = max((f[_NODE_RATE] for _b, _s, f in rows), default=0.0)
+    for _b, _s, f in rows:
+        if cohort > 0:
+            f[_REC] = min(1.0, f[_REC] / cohort)
+            f[_NODE_RATE] = f[_NODE_RATE] / cohort
+        f.append(cohort)
 
 
 def _deepest_holding(root, agg: dict, content_total: int, share: float):
