@@ -1,5 +1,5 @@
 """Spider middleware: learns each site's model from its first pages and holds the items of
-a site until its model exists, so every item is cleaned by a site model (issue 3).
+a site until its model exists, so every item is cleaned by a site model.
 
 Life of an item::
 
