@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from sst_cleaner.scrapy._settings import DEFAULTS, load_config
+from sst_cleaner.scrapy._settings import SETTINGS, load_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore, domain_key, host_key, model_filename
 from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
 
@@ -57,7 +57,7 @@ def test_site_keys():
 
 def test_config_defaults_and_errors():
     cfg = load_config({})
-    assert cfg.method == DEFAULTS["SST_METHOD"] == "default"
+    assert cfg.method == SETTINGS["SST_METHOD"].default == "default"
     assert cfg.text_field == "text" and cfg.sample_pages == 20 and cfg.enabled
     assert load_config({"SST_ENABLED": "False"}).enabled is False
     assert load_config({"SST_PARAMS": '{"alpha": 2}'}).params == {"alpha": 2}
