@@ -48,7 +48,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from sst_cleaner.scrapy._settings import load_config
+from sst_cleaner.scrapy._settings import load_config, store_url
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
 if TYPE_CHECKING:
@@ -793,8 +793,6 @@ def get_store(crawler: Any) -> SiteModelStore:
 def _make_store(config: Any, crawler: Any) -> SiteModelStore:
     """The in-process store, or with ``SST_MODEL_STORE`` the fleet's shared one (the only
     path that imports the Redis client)."""
-    from sst_cleaner.scrapy._redis_store import store_url
-
     if store_url(crawler.settings) is None:
         return SiteModelStore(config, crawler.stats)
     from sst_cleaner.scrapy._fleet import SharedSiteModelStore
