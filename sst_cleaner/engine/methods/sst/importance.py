@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from sst_cleaner.engine.methods.sst.style_tree import (
+from sst_cleaner.engine.methods.sst.site_style_tree import (
     MERGE_EPOCH,
     ElementNode,
     SiteStyleTree,

@@ -1,8 +1,9 @@
 """The Site Style Tree method (Yi, Liu & Li, KDD 2003) as ``SiteCleaner(method="sst")``.
 
-Fig. 8 of the paper: build the SST from the site's pages (:mod:`.style_tree`), compute
-composite importance and mark the maximal noisy / meaningful element nodes
-(:mod:`.importance`), then clean a page by mapping it onto the SST (:mod:`.mapping`).
+Fig. 8 of the paper: build the SST from the site's pages (:mod:`.page_style_tree`,
+:mod:`.site_style_tree`), compute composite importance and mark the maximal noisy /
+meaningful element nodes (:mod:`.importance`), then clean a page by mapping it onto the
+SST (:mod:`.mapping`).
 
 Output unit: the page's text blocks (:func:`sst_cleaner.engine._segment.text_blocks`); a block
 is informative when its element is kept by the mapping, its score is the CompImp of the
@@ -21,13 +22,13 @@ CompImp 1), the page-level CETD method cleans the page (``result.method == "cetd
 
 Parameters: ``t`` noise threshold (0.4), ``gamma`` attenuating factor (0.9), ``match``
 ``"exact"`` (the paper) or ``"tolerant"`` (LCS alignment of child sequences, see
-:mod:`.style_tree`), ``tolerance`` (0.6), ``merge`` (3.6 merge of sibling element
+:mod:`.site_style_tree`), ``tolerance`` (0.6), ``merge`` (3.6 merge of sibling element
 nodes, True), ``merge_freq``/``merge_sim`` (0.85/0.85), ``local_noise`` (True),
 ``epsilon`` (0.01), ``max_features`` (features stored per leaf element node, 400),
 ``principal_class`` (False: keys with the first class name only, see
-:func:`sst_cleaner.engine.methods.sst.style_tree.element_key`).
+:func:`sst_cleaner.engine.methods.sst.page_style_tree.element_key`).
 
-Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree.tree_to_dict>}``.
+Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree_json.tree_to_dict>}``.
 """
 
 from __future__ import annotations
@@ -50,13 +51,9 @@ from sst_cleaner.engine.methods.sst.importance import (
     refresh,
 )
 from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
-from sst_cleaner.engine.methods.sst.style_tree import (
-    SiteStyleTree,
-    TreeFormatError,
-    build_page_tree,
-    tree_from_dict,
-    tree_to_dict,
-)
+from sst_cleaner.engine.methods.sst.page_style_tree import build_page_tree
+from sst_cleaner.engine.methods.sst.site_style_tree import SiteStyleTree
+from sst_cleaner.engine.methods.sst.style_tree_json import TreeFormatError, tree_from_dict, tree_to_dict
 
 
 def _page_level(page: PreparedPage) -> CleanResult:
