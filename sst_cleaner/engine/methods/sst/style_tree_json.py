@@ -113,36 +113,10 @@ def tree_from_dict(data) -> SiteStyleTree:
     nodes: list[ElementNode] = []
     style_refs: list[list[int]] = []
     for row in elements:
-        if not isinstance(row, list) or len(row) != 7:
-            raise TreeFormatError("bad element row")
-        k = _int(row[0])
-        if k >= len(keys):
-            raise TreeFormatError("key index out of range")
-        e = ElementNode(keys[k])
-        e.m, e.leaf_n = _int(row[1]), _int(row[2])
-        if not isinstance(row[3], list) or not isinstance(row[4], dict):
-            raise TreeFormatError("bad element row")
-        style_refs.append([_int(i) for i in row[3]])
-        for f, st in row[4].items():
-            if not isinstance(st, list) or len(st) != 3:
-                raise TreeFormatError("bad feature statistics")
-            e.feats[f] = [_int(st[0]), _num(st[1]), _int(st[2])]
-        e.rest_n, e.rest_num = _int(row[5]), _num(row[6])
+        e, refs = _element_from_row(row, keys)
         nodes.append(e)
-    built: list[StyleNode] = []
-    for row in styles:
-        if (
-            not isinstance(row, list)
-            or len(row) != 3
-            or not isinstance(row[1], list)
-            or not isinstance(row[2], list)
-            or len(row[1]) != len(row[2])
-        ):
-            raise TreeFormatError("bad style row")
-        idx = [_int(i) for i in row[1]]
-        if any(i >= len(nodes) or i == 0 for i in idx):
-            raise TreeFormatError("element index out of range")
-        built.append(StyleNode([nodes[i] for i in idx], _int(row[0]), [_int(o) for o in row[2]]))
+        style_refs.append(refs)
+    built = [_style_from_row(row, nodes) for row in styles]
     for e, refs in zip(nodes, style_refs):
         for i in refs:
             if i >= len(built):
@@ -150,9 +124,54 @@ def tree_from_dict(data) -> SiteStyleTree:
             S = built[i]
             e.styles.append(S)
             e.style_index.setdefault(S.keys, S)
-    # the element/style graph must be acyclic (a cycle would make every walk endless)
+    _check_acyclic(nodes[0])
+    sst.root = nodes[0]
+    sst.version = 1
+    return sst
+
+
+def _element_from_row(row, keys: list) -> tuple[ElementNode, list[int]]:
+    """An element node from its row, and the indices of its style nodes (linked once
+    every style node is built)."""
+    if not isinstance(row, list) or len(row) != 7:
+        raise TreeFormatError("bad element row")
+    k = _int(row[0])
+    if k >= len(keys):
+        raise TreeFormatError("key index out of range")
+    e = ElementNode(keys[k])
+    e.m, e.leaf_n = _int(row[1]), _int(row[2])
+    if not isinstance(row[3], list) or not isinstance(row[4], dict):
+        raise TreeFormatError("bad element row")
+    refs = [_int(i) for i in row[3]]
+    for f, st in row[4].items():
+        if not isinstance(st, list) or len(st) != 3:
+            raise TreeFormatError("bad feature statistics")
+        e.feats[f] = [_int(st[0]), _num(st[1]), _int(st[2])]
+    e.rest_n, e.rest_num = _int(row[5]), _num(row[6])
+    return e, refs
+
+
+def _style_from_row(row, nodes: list[ElementNode]) -> StyleNode:
+    """A style node from its row; element 0 (the virtual root) is nobody's child."""
+    if (
+        not isinstance(row, list)
+        or len(row) != 3
+        or not isinstance(row[1], list)
+        or not isinstance(row[2], list)
+        or len(row[1]) != len(row[2])
+    ):
+        raise TreeFormatError("bad style row")
+    idx = [_int(i) for i in row[1]]
+    if any(i >= len(nodes) or i == 0 for i in idx):
+        raise TreeFormatError("element index out of range")
+    return StyleNode([nodes[i] for i in idx], _int(row[0]), [_int(o) for o in row[2]])
+
+
+def _check_acyclic(root: ElementNode) -> None:
+    """Raise unless the element/style graph below ``root`` is acyclic (a cycle would make
+    every walk endless). Iterative depth-first search: 1 = on the path, 2 = done."""
     state: dict[int, int] = {}
-    stack: list[tuple[ElementNode, bool]] = [(nodes[0], False)]
+    stack: list[tuple[ElementNode, bool]] = [(root, False)]
     while stack:
         e, done = stack.pop()
         if done:
@@ -172,6 +191,3 @@ def tree_from_dict(data) -> SiteStyleTree:
                     raise TreeFormatError("the stored tree has a cycle")
                 if cs is None:
                     stack.append((c, False))
-    sst.root = nodes[0]
-    sst.version = 1
-    return sst
