@@ -311,9 +311,23 @@ def _make_node(
     if direct and not direct.isspace():
         feats, _ = _leaf_content(direct, (), content)
         children.append(PageNode(TEXT_KEY, TEXT_KEY, feats=feats, owner=el, actual=True))
-    # segment rule: a run of sibling leaves with the same tag is one node. Same (TAG,
-    # Attr), not only TAG: a byline <div class=byline> next to the article's
-    # <div class=body> must stay two nodes (lists of <li>/<p> still merge)
+    _append_merging_runs(children, kids)
+    if len(children) == 1 and children[0].tag != TEXT_KEY:
+        # segment rule: a node with one child absorbs it (the outer key names the chain)
+        c = children[0]
+        c.key = key
+        c.tag = tag
+        c.tops.append(el)
+        c.actual = False
+        return c
+    return PageNode(key, tag, children=children, tops=[el], actual=False)
+
+
+def _append_merging_runs(children: list[PageNode], kids: list) -> None:
+    """Append ``kids`` to ``children`` under the segment rule: a run of sibling leaves
+    with the same tag is one node (their contents and DOM elements pooled). Same (TAG,
+    Attr), not only TAG: a byline <div class=byline> next to the article's <div
+    class=body> must stay two nodes (lists of <li>/<p> still merge)."""
     for k in kids:
         if k.leaf and children:
             prev = children[-1]
@@ -327,15 +341,6 @@ def _make_node(
                 prev.actual = prev.actual and k.actual
                 continue
         children.append(k)
-    if len(children) == 1 and children[0].tag != TEXT_KEY:
-        # segment rule: a node with one child absorbs it (the outer key names the chain)
-        c = children[0]
-        c.key = key
-        c.tag = tag
-        c.tops.append(el)
-        c.actual = False
-        return c
-    return PageNode(key, tag, children=children, tops=[el], actual=False)
 
 
 def iter_page_nodes(root: PageNode) -> Iterable[PageNode]:
