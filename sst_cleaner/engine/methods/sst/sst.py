@@ -58,11 +58,7 @@ from sst_cleaner.engine.methods.sst.style_tree_json import TreeFormatError, tree
 
 def _page_level(page: PreparedPage) -> CleanResult:
     """The fallback without a usable site model: CETD's page-level labels."""
-    blocks = label_blocks(page, extract_content(page.root))
-    method = "cetd"
-    kept = [b.text for b in blocks if b.label == INFORMATIVE]
-    sentences = [s for t in kept for s in split_sentences(t)]
-    return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method=method, title=page.title)
+    return CleanResult.from_blocks(label_blocks(page, extract_content(page.root)), "cetd", page.title)
 
 
 @register_method("sst")
@@ -148,8 +144,6 @@ class SSTMethod:
         mapping = map_page(sst, self._page_tree(page, False), descend_meaningful=self.local_noise)
         info, leaf_of = resolve_labels(mapping, page.root)
         blocks: list[Block] = []
-        kept_text: list[str] = []
-        kept_sents: list[str] = []
         xpath_of = page.xpath_of
         for tb in text_blocks(page.root):
             el = tb.element
@@ -162,13 +156,10 @@ class SSTMethod:
                     text, sentences = self._drop_local_noise(leaf, text)
                     if not text:
                         label, text = NOISE, tb.text
+            # a block whose locally noisy sentences were dropped carries the kept ones
+            # (its text is them joined), which from_blocks takes as they are
             blocks.append(Block(xpath_of(el), text, label, float(comp), sentences))
-            if label == INFORMATIVE:
-                kept_text.append(text)
-                kept_sents.extend(sentences if sentences is not None else split_sentences(text))
-        return CleanResult(
-            text="\n".join(kept_text), sentences=kept_sents, blocks=blocks, method="sst", title=page.title
-        )
+        return CleanResult.from_blocks(blocks, "sst", page.title)
 
     def _drop_local_noise(self, leaf, text: str) -> tuple[str, Optional[list]]:
         noisy = self._noisy_feats.get(id(leaf))
