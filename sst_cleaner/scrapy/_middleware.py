@@ -31,7 +31,8 @@ Scrapy has no public hook between "closing" and "item pipelines closed", so the 
 case wraps the engine scraper's ``close_spider_async`` (Scrapy >= 2.14) / ``close_spider``
 (2.13) on the instance: it first pushes the held items through the scraper's own item
 path (``start_itemproc_async`` / ``start_itemproc``), so pipelines, ``item_scraped`` and
-feed exports see them exactly as any other item.
+feed exports see them exactly as any other item. Those wrappers, and every other use of
+Scrapy internals or of one Scrapy version's API, are in :mod:`sst_cleaner.scrapy._compat`.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
+from sst_cleaner.scrapy._compat import engine_scraper, hook_scraper_close, shared_queue, start_itemproc
 from sst_cleaner.scrapy._settings import load_config, store_url
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
@@ -302,9 +304,9 @@ class SSTSpiderMiddleware:
         """Items are held outside the engine's view: keep the spider open until they are out."""
         if not self._pending():
             return
-        if not self._flush_scheduled and not self._direct_flush and _shared_queue(self.crawler):
+        if not self._flush_scheduled and not self._direct_flush and shared_queue(self.crawler):
             # the flush request would go to a queue other processes pop: hand over directly
-            scraper = getattr(self.crawler.engine, "scraper", None)
+            scraper = engine_scraper(self.crawler)
             if scraper is not None:
                 deferred_from_coro(self._flush_to_scraper(scraper, closing=False)).addErrback(
                     lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value)
@@ -342,7 +344,7 @@ class SSTSpiderMiddleware:
         )
         self._flush_scheduled = False
         self._listen_drops(False)
-        scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
+        scraper = engine_scraper(self.crawler)
         if scraper is not None and not self._direct_flush:
             d = deferred_from_coro(self._flush_to_scraper(scraper, closing=False))
             d.addErrback(lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value))
@@ -715,28 +717,11 @@ class SSTSpiderMiddleware:
 
     # -- early close -------------------------------------------------------------------------
     def _install_close_hook(self) -> None:
-        engine = getattr(self.crawler, "engine", None)
-        scraper = getattr(engine, "scraper", None)
+        scraper = engine_scraper(self.crawler)
         if scraper is None:
             logger.warning("sst: cannot hook the scraper; items held at an early close may be lost")
             return
-        if hasattr(type(scraper), "close_spider_async"):  # Scrapy >= 2.14
-            original_async = scraper.close_spider_async
-
-            async def close_spider_async(*args: Any, **kwargs: Any) -> Any:
-                await self._flush_to_scraper(scraper)
-                return await original_async(*args, **kwargs)
-
-            scraper.close_spider_async = close_spider_async
-        if hasattr(type(scraper), "close_spider"):  # Scrapy 2.13 (engine calls this one)
-            original = scraper.close_spider
-
-            def close_spider(*args: Any, **kwargs: Any) -> Any:
-                d = deferred_from_coro(self._flush_to_scraper(scraper))
-                d.addBoth(lambda _: original(*args, **kwargs))
-                return d
-
-            scraper.close_spider = close_spider
+        hook_scraper_close(scraper, lambda: self._flush_to_scraper(scraper))
 
     async def _flush_to_scraper(self, scraper: Any, closing: bool = True) -> None:
         """Send every held item through the scraper's item path (the spider is closing,
@@ -754,14 +739,7 @@ class SSTSpiderMiddleware:
                 item = self._pop_ready()
                 n += 1
                 try:
-                    if hasattr(scraper, "start_itemproc_async"):  # Scrapy >= 2.14
-                        await scraper.start_itemproc_async(item, response=None)
-                    else:  # 2.13: a coroutine
-                        result = scraper.start_itemproc(item, response=None)
-                        if hasattr(result, "addCallback"):
-                            await maybe_deferred_to_future(result)
-                        elif result is not None:
-                            await result
+                    await start_itemproc(scraper, item)
                 except Exception as exc:  # the scraper logs pipeline errors itself
                     self.errors.report("handover", exc)
         finally:
@@ -769,15 +747,6 @@ class SSTSpiderMiddleware:
         if closing:
             self.store.inc("items_flushed_at_close", n)
         logger.info("sst: %d held items sent to the item pipelines directly", n)
-
-
-def _shared_queue(crawler: Any) -> bool:
-    """Whether the crawl's scheduler keeps its requests outside this process (e.g.
-    scrapy-redis): there any worker may pop a request, and it must be serializable."""
-    engine = getattr(crawler, "engine", None)
-    slot = getattr(engine, "_slot", None)
-    scheduler = getattr(slot, "scheduler", None)
-    return scheduler is not None and type(scheduler).__module__.startswith("scrapy_redis")
 
 
 def get_store(crawler: Any) -> SiteModelStore:
