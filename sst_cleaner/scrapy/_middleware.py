@@ -19,7 +19,9 @@ Bounds (memory never grows without limit): held items and held page bytes across
 sites are capped by SST_MAX_HELD_ITEMS / SST_MAX_HELD_BYTES. Past a cap, the site held
 longest is *evicted*: its items are released at once and cleaned by the method's
 page-level fallback, its sample pages dropped (the site starts a new sample). A site
-held longer than SST_HOLD_TIMEOUT seconds is fitted with the pages it has.
+held longer than SST_HOLD_TIMEOUT seconds is fitted with the pages it has. The holds,
+their counters and these bounds are kept by :class:`~sst_cleaner.scrapy._holds.HoldBook`
+(plain Python); this module decides when to hold, fit and release.
 
 Nothing is lost: released items leave through the output of the next response the
 middleware sees; when the spider goes idle a local ``data:`` request is scheduled
@@ -50,6 +52,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from sst_cleaner.scrapy._compat import engine_scraper, hook_scraper_close, shared_queue, start_itemproc
+from sst_cleaner.scrapy._holds import HoldBook, _SiteHold
 from sst_cleaner.scrapy._settings import load_config, store_url
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
@@ -205,22 +208,6 @@ def get_errors(crawler: Any) -> ErrorReporter:
     return errors
 
 
-class _SiteHold:
-    """A site without a model yet: its sample pages and the items waiting for the model."""
-
-    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes", "waiters")
-
-    def __init__(self, site: str):
-        self.site = site
-        self.pages: list[PageRecord] = []
-        self.page_ids: set[int] = set()
-        self.items: list[Any] = []
-        self.since = time.monotonic()
-        self.building = False
-        self.bytes = 0  # bytes of pages kept only because of this hold
-        self.waiters: list[Deferred] = []  # fired when a running fit ends
-
-
 class SSTSpiderMiddleware:
     """Records pages, holds items until their site has a model, releases them."""
 
@@ -235,10 +222,6 @@ class SSTSpiderMiddleware:
         self.config = config
         self.store = get_store(crawler)
         self.errors = get_errors(crawler)
-        self._holds: dict[str, _SiteHold] = {}
-        self._ready: collections.deque = collections.deque()
-        self._held_items = 0
-        self._held_bytes = 0
         self._flush_scheduled = False
         self._direct_flush = False  # a direct hand-over to the scraper is running
         self._closing = False
@@ -252,13 +235,21 @@ class SSTSpiderMiddleware:
         # request_dropped is listened to only while a flush request is out: the dupefilter
         # sends it for every duplicate link, and a receiver makes each of those cost
         self._listening_drops = False
-        self._peaks = (-1, -1)  # the peaks already written to the stats
         crawler.signals.connect(self._item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self._item_gone, signal=signals.item_error)
         # a store shared by a fleet of crawl processes (SST_MODEL_STORE, see _fleet.py)
         self._shared = getattr(self.store, "shared", False)
         if self._shared:
             cast("SharedSiteModelStore", self.store).set_listener(self._shared_ready)
+        self.book = HoldBook(
+            self.store,
+            sample_pages=config.sample_pages,
+            max_held_items=config.max_held_items,
+            max_held_bytes=config.max_held_bytes,
+            hold_timeout=config.hold_timeout,
+            # the fleet gathers each site's sample from the pages of every process
+            on_sample_page=cast("SharedSiteModelStore", self.store).sample_added if self._shared else None,
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SSTSpiderMiddleware":
@@ -287,16 +278,15 @@ class SSTSpiderMiddleware:
             )
 
     def log_holds(self) -> None:
-        if not self._held_items:
+        if not self.book.held_items:
             return
-        oldest = max((time.monotonic() - h.since for h in self._holds.values() if h.items), default=0.0)
-        gathering = sum(1 for h in self._holds.values() if not h.building)
+        items, sites, gathering, oldest = self.book.status()
         logger.info(
             "sst: %d items held for %d sites (%d gathering their sample, %d fitting); the oldest hold is %.0f s old",
-            self._held_items,
-            len(self._holds),
+            items,
+            sites,
             gathering,
-            len(self._holds) - gathering,
+            sites - gathering,
             oldest,
         )
 
@@ -365,7 +355,7 @@ class SSTSpiderMiddleware:
         self.store.forget(item)
 
     def _pending(self) -> int:
-        return self._held_items + len(self._ready)
+        return self.book.pending()
 
     # -- the spider input and output ---------------------------------------------------------
     def process_spider_input(self, response: Response, spider: Any = None) -> None:
@@ -393,7 +383,7 @@ class SSTSpiderMiddleware:
             self._flush_scheduled = False
             self._listen_drops(False)
             await self._release_everything()
-            while self._ready:
+            while self.book.ready:
                 yield self._pop_ready()
             return
 
@@ -406,12 +396,12 @@ class SSTSpiderMiddleware:
                 loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
                 if loading is not None:
                     await maybe_deferred_to_future(loading)
-                hold = self._holds.get(page.site)
+                hold = self.book.get(page.site)
                 if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
-                    hold = self._holds[page.site] = _SiteHold(page.site)
+                    hold = self.book.open(page.site)
                 if hold is not None:
-                    self._add_sample_page(hold, page)
-                    self._enforce_bounds()
+                    self.book.add_sample_page(hold, page)
+                    self.book.enforce_bounds()
         except Exception as exc:
             # the page's items and requests must go on whatever went wrong here: its
             # items pass unheld, cleaned by what the site has when they reach the pipeline
@@ -430,13 +420,11 @@ class SSTSpiderMiddleware:
                     yield out
                     continue
                 self.store.bind(out, page)
-                if hold is not None and self._holds.get(page.site) is hold:
-                    hold.items.append(out)
-                    self._held_items += 1
-                    self.store.inc("items_held")
-                    if self._held_items > self.config.max_held_items:  # a page with many items
-                        self._enforce_bounds()
-                        while self._ready:
+                if hold is not None and self.book.is_current(hold):
+                    self.book.hold_item(hold, out)
+                    if self.book.held_items > self.config.max_held_items:  # a page with many items
+                        self.book.enforce_bounds()
+                        while self.book.ready:
                             yield self._pop_ready()
                 else:
                     yield self.store.item_out(out)
@@ -455,7 +443,7 @@ class SSTSpiderMiddleware:
 
     def _pop_ready(self) -> Any:
         """The next released item, counted as out of the middleware (see _backpressure)."""
-        return self.store.item_out(self._ready.popleft())
+        return self.store.item_out(self.book.ready.popleft())
 
     async def _backpressure(self) -> None:
         """Released pages still waiting for their items to be cleaned count against
@@ -467,7 +455,7 @@ class SSTSpiderMiddleware:
         waited = False
         # checked again after each wake-up: responses waiting together must not all go
         # on at once when the pipelines free a little room
-        while not self._closing and self.store.out_bytes > 0 and self.store.out_bytes + self._held_bytes > cap:
+        while not self._closing and self.store.out_bytes > 0 and self.store.out_bytes + self.book.held_bytes > cap:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.store.inc("backpressure_timeouts")
@@ -475,7 +463,7 @@ class SSTSpiderMiddleware:
             if not waited:
                 self.store.inc("backpressure_waits")
                 waited = True
-            await maybe_deferred_to_future(self.store.wait_out_bytes(max(0, cap - self._held_bytes), left))
+            await maybe_deferred_to_future(self.store.wait_out_bytes(max(0, cap - self.book.held_bytes), left))
 
     async def _callback_items_cleaned(self, response: Response) -> None:
         """Wait for the cleaning of items the pipelines got straight from the callback
@@ -497,13 +485,13 @@ class SSTSpiderMiddleware:
             self._maybe_refine(page)
         builds = [self._start_sample_build(hold)] if hold is not None else []
         builds.extend(self._check_timeouts())
-        self._enforce_bounds()
+        self.book.enforce_bounds()
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
         if self._item_count_reached():
             await self._release_everything()
-        while self._ready:
+        while self.book.ready:
             yield self._pop_ready()
 
     def _item_count_reached(self) -> bool:
@@ -518,16 +506,16 @@ class SSTSpiderMiddleware:
             return False
         stats = getattr(self.crawler, "stats", None)
         scraped = stats.get_value("item_scraped_count", 0) if stats is not None else 0
-        if scraped + self._held_items < self._item_count:
+        if scraped + self.book.held_items < self._item_count:
             return False
         if not self._count_reached:
             self._count_reached = True
             logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them", self._item_count)
-        return bool(self._held_items)
+        return bool(self.book.held_items)
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
         """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
-        if not hold.building and self._holds.get(hold.site) is hold and len(hold.pages) >= self.config.sample_pages:
+        if self.book.sample_complete(hold):
             return self._build(hold, reason="sample")
         return None
 
@@ -540,80 +528,17 @@ class SSTSpiderMiddleware:
         encoding = getattr(response, "encoding", None)
         return PageRecord(response.url, response.body, encoding, self.store.site_key(response.url))
 
-    def _add_sample_page(self, hold: _SiteHold, page: PageRecord) -> None:
-        if id(page) in hold.page_ids:
-            return
-        hold.page_ids.add(id(page))
-        if len(hold.pages) < self.config.sample_pages:  # during a fit too: it may end without a model
-            hold.pages.append(page)
-        if self._shared and not hold.building:
-            cast("SharedSiteModelStore", self.store).sample_added(hold.site, page)
-        hold.bytes += page.size
-        self._held_bytes += page.size
-
-    def _release(self, hold: _SiteHold, items: list[Any]) -> None:
-        self._ready.extend(items)
-        self._held_items -= len(items)
-        self.store.inc("items_released", len(items))
-
-    def _drop_hold(self, hold: _SiteHold) -> None:
-        """Release all items of a hold and forget its pages."""
-        self._release(hold, hold.items)
-        hold.items = []
-        self._held_bytes -= hold.bytes
-        hold.bytes = 0
-        if self._holds.get(hold.site) is hold:
-            del self._holds[hold.site]
-
-    def _enforce_bounds(self) -> None:
-        """Evict holds, longest-held first, until both caps hold again.
-
-        A hold whose model is being fitted cannot give its sample back, but the items
-        and extra pages it gathered during the fit can go: they are released to the
-        page-level fallback like an evicted site.
-        """
-        cfg = self.config
-        if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
-            self._note_peaks()
-            return
-        for hold in sorted(self._holds.values(), key=lambda h: (h.building, h.since)):
-            if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
-                break
-            self.store.inc("evictions")
-            if not hold.building:
-                self._drop_hold(hold)
-            else:
-                self._release(hold, hold.items)
-                hold.items = []
-                sample_bytes = sum(p.size for p in hold.pages)
-                self._held_bytes -= hold.bytes - sample_bytes
-                hold.bytes = sample_bytes
-        self._note_peaks()
-
-    def _note_peaks(self) -> None:
-        peak_bytes, peak_items = self._peaks
-        if self._held_bytes > peak_bytes or self._held_items > peak_items:
-            self._peaks = (max(peak_bytes, self._held_bytes), max(peak_items, self._held_items))
-            self.store.max_stat("peak_held_bytes", self._held_bytes)
-            self.store.max_stat("peak_held_items", self._held_items)
-
-    def _check_timeouts(self) -> list:
+    def _check_timeouts(self) -> list[Optional[Deferred]]:
         """Fit sites held longer than SST_HOLD_TIMEOUT with the pages they have."""
-        now = time.monotonic()
-        builds = []
-        for hold in list(self._holds.values()):
-            if not hold.building and hold.items and now - hold.since >= self.config.hold_timeout:
-                self.store.inc("hold_timeouts")
-                builds.append(self._build(hold, reason="timeout"))
-        return builds
+        return self.book.check_timeouts(lambda hold: self._build(hold, reason="timeout"))
 
     async def _release_everything(self) -> None:
         """End of crawl: fit every held site with what it has, release all its items."""
-        builds = [self._build(hold, reason="end") for hold in list(self._holds.values()) if not hold.building]
+        builds = [self._build(hold, reason="end") for hold in list(self.book.holds.values()) if not hold.building]
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
-        for hold in list(self._holds.values()):  # a fit started elsewhere: wait for it
+        for hold in list(self.book.holds.values()):  # a fit started elsewhere: wait for it
             if hold.building:
                 waiter: Deferred = Deferred()
                 hold.waiters.append(waiter)
@@ -631,7 +556,7 @@ class SSTSpiderMiddleware:
         pages = list(hold.pages)
         if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages) and not self._shared:
             # too little to learn a template from: page-level fallback for these items
-            self._drop_hold(hold)
+            self.book.drop_hold(hold)
             return None
         hold.building = True
         d = self.store.build(hold.site, pages)
@@ -676,10 +601,7 @@ class SSTSpiderMiddleware:
             self._start_sample_build(hold)
 
     def _fit_ended(self, hold: _SiteHold) -> None:
-        hold.building = False
-        self._drop_hold(hold)
-        waiters, hold.waiters = hold.waiters, []
-        for waiter in waiters:
+        for waiter in self.book.fit_ended(hold):
             waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
@@ -692,7 +614,7 @@ class SSTSpiderMiddleware:
     def _shared_ready(self, site: str) -> None:
         """The fleet's sample of ``site`` is complete, or its model is published: build
         (or load) it now, even if this process has only a few of its pages."""
-        hold = self._holds.get(site)
+        hold = self.book.get(site)
         if hold is not None and not hold.building and not self._closing:
             self._build(hold, reason="fleet")
 
@@ -735,7 +657,7 @@ class SSTSpiderMiddleware:
         n = 0
         try:
             await self._release_everything()
-            while self._ready:
+            while self.book.ready:
                 item = self._pop_ready()
                 n += 1
                 try:
