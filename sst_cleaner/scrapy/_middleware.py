@@ -378,36 +378,12 @@ class SSTSpiderMiddleware:
         self, response: Response, result: AsyncIterator[Any], spider: Any = None
     ) -> AsyncIterator[Any]:
         if response.meta.get(FLUSH_META):
-            async for out in result:  # the no-op callback; anything else passes on
+            async for out in self._flush_output(result):
                 yield out
-            self._flush_scheduled = False
-            self._listen_drops(False)
-            await self._release_everything()
-            while self.book.ready:
-                yield self._pop_ready()
             return
 
         await self._backpressure()  # before this page's items go out
-        page: Optional[PageRecord] = None
-        hold: Optional[_SiteHold] = None
-        try:
-            page = self._record_page(response)
-            if page is not None and not self._closing and not self._count_reached:
-                loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
-                if loading is not None:
-                    await maybe_deferred_to_future(loading)
-                hold = self.book.get(page.site)
-                if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
-                    hold = self.book.open(page.site)
-                if hold is not None:
-                    self.book.add_sample_page(hold, page)
-                    self.book.enforce_bounds()
-        except Exception as exc:
-            # the page's items and requests must go on whatever went wrong here: its
-            # items pass unheld, cleaned by what the site has when they reach the pipeline
-            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
-            hold = None
-
+        page, hold = await self._hold_page(response)
         try:
             async for out in result:
                 if not _is_item(out):
@@ -440,6 +416,42 @@ class SSTSpiderMiddleware:
         async for out in self._after_page(page, hold):
             yield out
         await self._callback_items_cleaned(response)
+
+    async def _flush_output(self, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The output of the flush request: everything still held, fitted with what each
+        site has."""
+        async for out in result:  # the no-op callback; anything else passes on
+            yield out
+        self._flush_scheduled = False
+        self._listen_drops(False)
+        await self._release_everything()
+        while self.book.ready:
+            yield self._pop_ready()
+
+    async def _hold_page(self, response: Response) -> tuple[Optional[PageRecord], Optional[_SiteHold]]:
+        """Record the response's page; if its site has no model yet (and items are still
+        held), the page joins the site's sample. Returns the page (None: not HTML) and the
+        hold its items go to (None: they pass on)."""
+        page: Optional[PageRecord] = None
+        try:
+            page = self._record_page(response)
+            if page is None or self._closing or self._count_reached:
+                return page, None
+            loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
+            if loading is not None:
+                await maybe_deferred_to_future(loading)
+            hold = self.book.get(page.site)
+            if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
+                hold = self.book.open(page.site)
+            if hold is not None:
+                self.book.add_sample_page(hold, page)
+                self.book.enforce_bounds()
+            return page, hold
+        except Exception as exc:
+            # the page's items and requests must go on whatever went wrong here: its
+            # items pass unheld, cleaned by what the site has when they reach the pipeline
+            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
+            return page, None
 
     def _pop_ready(self) -> Any:
         """The next released item, counted as out of the middleware (see _backpressure)."""
