@@ -1,5 +1,5 @@
 """``scrapy crawl demo_links``: a ``CrawlSpider`` over the embedded demo site whose rule
-uses :class:`sst_cleaner.scrapy._linkextractor.InformativeLinkExtractor` (issue 4).
+uses :class:`sst_cleaner.scrapy.InformativeLinkExtractor`.
 
 The spider starts the generated site (:mod:`sst_cleaner.tools.demo`) on 127.0.0.1 at a free
 port, as ``scrapy crawl demo`` does, and crawls it with one rule: every link its link
@@ -34,7 +34,7 @@ from scrapy import signals
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
-from sst_cleaner.scrapy._linkextractor import InformativeLinkExtractor
+from sst_cleaner.scrapy import InformativeLinkExtractor
 from sst_cleaner.tools.demo import DemoServer, DemoSite
 
 

@@ -1,4 +1,4 @@
-"""Page preparation (issue 2, item 1): what a reader never sees is gone before any method
+"""Page preparation: what a reader never sees is gone before any method
 looks at the page, the text around it stays in place, and bytes decode as Scrapy would."""
 
 import pytest

@@ -19,7 +19,8 @@ from sst_cleaner.engine.methods.sst.importance import (
     simplified_sst,
 )
 from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
-from sst_cleaner.engine.methods.sst.style_tree import ElementNode, SiteStyleTree, StyleNode, build_page_tree
+from sst_cleaner.engine.methods.sst.page_style_tree import build_page_tree
+from sst_cleaner.engine.methods.sst.site_style_tree import ElementNode, SiteStyleTree, StyleNode
 
 
 def sst_of(pages, match="exact"):

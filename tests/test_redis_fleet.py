@@ -22,7 +22,8 @@ from conftest import ROOT, TESTS, _env, assert_exactly_once, sst_stat
 from redis_server import RedisServer
 
 from sst_cleaner.engine._cleaner import SiteCleaner
-from sst_cleaner.scrapy._redis_store import RedisConfig, RedisFleet, parse_model_json
+from sst_cleaner.scrapy._redis_store import RedisFleet, parse_model_json
+from sst_cleaner.scrapy._settings import RedisConfig
 
 SECTIONS = "test_scrapy_runner.section_key"  # several sites on one demo server
 

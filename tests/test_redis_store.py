@@ -15,16 +15,8 @@ import pytest
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
-from sst_cleaner.scrapy._redis_store import (
-    RedisConfig,
-    RedisFleet,
-    decode_page,
-    encode_page,
-    load_redis_config,
-    parse_model_json,
-    site_hash,
-    store_url,
-)
+from sst_cleaner.scrapy._redis_store import RedisFleet, decode_page, encode_page, parse_model_json, site_hash
+from sst_cleaner.scrapy._settings import RedisConfig, load_redis_config, store_url
 
 PAGE = b"<html><body><p>" + b"word " * 200 + b"</p></body></html>"
 

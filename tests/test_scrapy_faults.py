@@ -1,5 +1,5 @@
 """Faults during a real crawl: no item is lost, every item is flagged, errors are counted
-and each cause is logged once (issue 5).
+and each cause is logged once.
 
 The crawls (one process each, tests/test_scrapy_runner.py) use method "faulty": CETD that
 raises while cleaning pages of one URL bucket and while fitting sites "a0" and "a1" (one

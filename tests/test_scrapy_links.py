@@ -1,4 +1,4 @@
-"""Issue 4: ``scrapy crawl demo_links`` (CrawlSpider + InformativeLinkExtractor) follows
+"""``scrapy crawl demo_links`` (CrawlSpider + InformativeLinkExtractor) follows
 fewer links than the plain LinkExtractor and still reaches every article page; plus the
 pagination rule and the model lock of the extractor, worked out by hand."""
 

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from scrapy.settings import SETTINGS_PRIORITIES
 
-from sst_cleaner.scrapy._settings import DEFAULTS, load_config
+from sst_cleaner.scrapy._settings import SETTINGS, load_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore, domain_key, host_key, model_filename
 from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
 
@@ -57,7 +58,7 @@ def test_site_keys():
 
 def test_config_defaults_and_errors():
     cfg = load_config({})
-    assert cfg.method == DEFAULTS["SST_METHOD"] == "default"
+    assert cfg.method == SETTINGS["SST_METHOD"].default == "default"
     assert cfg.text_field == "text" and cfg.sample_pages == 20 and cfg.enabled
     assert load_config({"SST_ENABLED": "False"}).enabled is False
     assert load_config({"SST_PARAMS": '{"alpha": 2}'}).params == {"alpha": 2}
@@ -138,6 +139,33 @@ def test_addon_enables_components_and_respects_sst_enabled():
     assert settings["ITEM_PIPELINES"]["sst_cleaner.scrapy.SSTPipeline"] == 100
     with pytest.raises(NotConfigured):
         Addon().update_settings(Settings({"SST_ENABLED": False}))
+    # what the add-on adds has the add-on priority, below the project's
+    assert settings["ITEM_PIPELINES"].getpriority("sst_cleaner.scrapy.SSTPipeline") == SETTINGS_PRIORITIES["addon"]
+
+
+@pytest.mark.parametrize("priority", ["project", "spider", "cmdline"])
+def test_addon_keeps_the_users_own_orders(priority):
+    from scrapy.settings import Settings
+    from scrapy.utils.conf import build_component_list
+
+    from sst_cleaner import Addon, SSTSpiderMiddleware
+
+    settings = Settings()
+    settings.set("ITEM_PIPELINES", {"sst_cleaner.scrapy.SSTPipeline": 300, "my.Other": 10}, priority)
+    # the class itself, and another import path of it, count as the component too
+    settings.set("SPIDER_MIDDLEWARES", {SSTSpiderMiddleware: 700}, priority)
+    Addon().update_settings(settings)
+    assert dict(settings["ITEM_PIPELINES"]) == {"sst_cleaner.scrapy.SSTPipeline": 300, "my.Other": 10}
+    assert dict(settings["SPIDER_MIDDLEWARES"]) == {SSTSpiderMiddleware: 700}
+
+    settings = Settings()
+    settings.set("ITEM_PIPELINES", {"sst_cleaner.SSTPipeline": 300}, priority)
+    settings.set("SPIDER_MIDDLEWARES", {"sst_cleaner.scrapy.SSTSpiderMiddleware": None}, priority)  # turned off
+    Addon().update_settings(settings)
+    assert build_component_list(settings.getwithbase("ITEM_PIPELINES")) == ["sst_cleaner.SSTPipeline"]
+    assert "sst_cleaner.scrapy.SSTSpiderMiddleware" not in build_component_list(
+        settings.getwithbase("SPIDER_MIDDLEWARES")
+    )
 
 
 def test_is_html_response():

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from sst_cleaner.engine._text import split_sentences
+
 #: block labels
 INFORMATIVE = "informative"
 NOISE = "noise"
@@ -65,6 +67,35 @@ class CleanResult:
     #: the parsed page and the page as given, for the formats and metadata made on demand
     page: Any = field(default=None, repr=False, compare=False)
     source: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_blocks(
+        cls, blocks: list[Block], method: str, title: str = "", link_blocks: Optional[list[dict]] = None
+    ) -> CleanResult:
+        """The result of a page cut into labelled ``blocks``: ``text`` has a line per
+        informative block and ``sentences`` their sentences, in page order. A block that
+        carries its own ``sentences`` (the method decided per sentence) gives those, and
+        they joined by spaces are its line; any other gives its text, and the sentences
+        split from it."""
+        lines: list[str] = []
+        sentences: list[str] = []
+        for b in blocks:
+            if b.label != INFORMATIVE:
+                continue
+            if b.sentences is None:
+                lines.append(b.text)
+                sentences.extend(split_sentences(b.text))
+            else:
+                lines.append(" ".join(b.sentences))
+                sentences.extend(b.sentences)
+        return cls(
+            text="\n".join(lines),
+            sentences=sentences,
+            blocks=blocks,
+            method=method,
+            title=title,
+            link_blocks=link_blocks if link_blocks is not None else [],
+        )
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)

@@ -1,5 +1,5 @@
 """Spider middleware: learns each site's model from its first pages and holds the items of
-a site until its model exists, so every item is cleaned by a site model (issue 3).
+a site until its model exists, so every item is cleaned by a site model.
 
 Life of an item::
 
@@ -19,7 +19,9 @@ Bounds (memory never grows without limit): held items and held page bytes across
 sites are capped by SST_MAX_HELD_ITEMS / SST_MAX_HELD_BYTES. Past a cap, the site held
 longest is *evicted*: its items are released at once and cleaned by the method's
 page-level fallback, its sample pages dropped (the site starts a new sample). A site
-held longer than SST_HOLD_TIMEOUT seconds is fitted with the pages it has.
+held longer than SST_HOLD_TIMEOUT seconds is fitted with the pages it has. The holds,
+their counters and these bounds are kept by :class:`~sst_cleaner.scrapy._holds.HoldBook`
+(plain Python); this module decides when to hold, fit and release.
 
 Nothing is lost: released items leave through the output of the next response the
 middleware sees; when the spider goes idle a local ``data:`` request is scheduled
@@ -31,7 +33,8 @@ Scrapy has no public hook between "closing" and "item pipelines closed", so the 
 case wraps the engine scraper's ``close_spider_async`` (Scrapy >= 2.14) / ``close_spider``
 (2.13) on the instance: it first pushes the held items through the scraper's own item
 path (``start_itemproc_async`` / ``start_itemproc``), so pipelines, ``item_scraped`` and
-feed exports see them exactly as any other item.
+feed exports see them exactly as any other item. Those wrappers, and every other use of
+Scrapy internals or of one Scrapy version's API, are in :mod:`sst_cleaner.scrapy._compat`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from sst_cleaner.scrapy._settings import load_config
+from sst_cleaner.scrapy._compat import engine_scraper, hook_scraper_close, shared_queue, start_itemproc
+from sst_cleaner.scrapy._holds import HoldBook, _SiteHold
+from sst_cleaner.scrapy._settings import load_config, store_url
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
 if TYPE_CHECKING:
@@ -203,22 +208,6 @@ def get_errors(crawler: Any) -> ErrorReporter:
     return errors
 
 
-class _SiteHold:
-    """A site without a model yet: its sample pages and the items waiting for the model."""
-
-    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes", "waiters")
-
-    def __init__(self, site: str):
-        self.site = site
-        self.pages: list[PageRecord] = []
-        self.page_ids: set[int] = set()
-        self.items: list[Any] = []
-        self.since = time.monotonic()
-        self.building = False
-        self.bytes = 0  # bytes of pages kept only because of this hold
-        self.waiters: list[Deferred] = []  # fired when a running fit ends
-
-
 class SSTSpiderMiddleware:
     """Records pages, holds items until their site has a model, releases them."""
 
@@ -233,10 +222,6 @@ class SSTSpiderMiddleware:
         self.config = config
         self.store = get_store(crawler)
         self.errors = get_errors(crawler)
-        self._holds: dict[str, _SiteHold] = {}
-        self._ready: collections.deque = collections.deque()
-        self._held_items = 0
-        self._held_bytes = 0
         self._flush_scheduled = False
         self._direct_flush = False  # a direct hand-over to the scraper is running
         self._closing = False
@@ -250,13 +235,21 @@ class SSTSpiderMiddleware:
         # request_dropped is listened to only while a flush request is out: the dupefilter
         # sends it for every duplicate link, and a receiver makes each of those cost
         self._listening_drops = False
-        self._peaks = (-1, -1)  # the peaks already written to the stats
         crawler.signals.connect(self._item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self._item_gone, signal=signals.item_error)
         # a store shared by a fleet of crawl processes (SST_MODEL_STORE, see _fleet.py)
         self._shared = getattr(self.store, "shared", False)
         if self._shared:
             cast("SharedSiteModelStore", self.store).set_listener(self._shared_ready)
+        self.book = HoldBook(
+            self.store,
+            sample_pages=config.sample_pages,
+            max_held_items=config.max_held_items,
+            max_held_bytes=config.max_held_bytes,
+            hold_timeout=config.hold_timeout,
+            # the fleet gathers each site's sample from the pages of every process
+            on_sample_page=cast("SharedSiteModelStore", self.store).sample_added if self._shared else None,
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SSTSpiderMiddleware":
@@ -285,16 +278,15 @@ class SSTSpiderMiddleware:
             )
 
     def log_holds(self) -> None:
-        if not self._held_items:
+        if not self.book.held_items:
             return
-        oldest = max((time.monotonic() - h.since for h in self._holds.values() if h.items), default=0.0)
-        gathering = sum(1 for h in self._holds.values() if not h.building)
+        items, sites, gathering, oldest = self.book.status()
         logger.info(
             "sst: %d items held for %d sites (%d gathering their sample, %d fitting); the oldest hold is %.0f s old",
-            self._held_items,
-            len(self._holds),
+            items,
+            sites,
             gathering,
-            len(self._holds) - gathering,
+            sites - gathering,
             oldest,
         )
 
@@ -302,9 +294,9 @@ class SSTSpiderMiddleware:
         """Items are held outside the engine's view: keep the spider open until they are out."""
         if not self._pending():
             return
-        if not self._flush_scheduled and not self._direct_flush and _shared_queue(self.crawler):
+        if not self._flush_scheduled and not self._direct_flush and shared_queue(self.crawler):
             # the flush request would go to a queue other processes pop: hand over directly
-            scraper = getattr(self.crawler.engine, "scraper", None)
+            scraper = engine_scraper(self.crawler)
             if scraper is not None:
                 deferred_from_coro(self._flush_to_scraper(scraper, closing=False)).addErrback(
                     lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value)
@@ -342,7 +334,7 @@ class SSTSpiderMiddleware:
         )
         self._flush_scheduled = False
         self._listen_drops(False)
-        scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
+        scraper = engine_scraper(self.crawler)
         if scraper is not None and not self._direct_flush:
             d = deferred_from_coro(self._flush_to_scraper(scraper, closing=False))
             d.addErrback(lambda f: logger.error("sst: direct hand-over of held items failed: %s", f.value))
@@ -363,7 +355,7 @@ class SSTSpiderMiddleware:
         self.store.forget(item)
 
     def _pending(self) -> int:
-        return self._held_items + len(self._ready)
+        return self.book.pending()
 
     # -- the spider input and output ---------------------------------------------------------
     def process_spider_input(self, response: Response, spider: Any = None) -> None:
@@ -386,36 +378,12 @@ class SSTSpiderMiddleware:
         self, response: Response, result: AsyncIterator[Any], spider: Any = None
     ) -> AsyncIterator[Any]:
         if response.meta.get(FLUSH_META):
-            async for out in result:  # the no-op callback; anything else passes on
+            async for out in self._flush_output(result):
                 yield out
-            self._flush_scheduled = False
-            self._listen_drops(False)
-            await self._release_everything()
-            while self._ready:
-                yield self._pop_ready()
             return
 
         await self._backpressure()  # before this page's items go out
-        page: Optional[PageRecord] = None
-        hold: Optional[_SiteHold] = None
-        try:
-            page = self._record_page(response)
-            if page is not None and not self._closing and not self._count_reached:
-                loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
-                if loading is not None:
-                    await maybe_deferred_to_future(loading)
-                hold = self._holds.get(page.site)
-                if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
-                    hold = self._holds[page.site] = _SiteHold(page.site)
-                if hold is not None:
-                    self._add_sample_page(hold, page)
-                    self._enforce_bounds()
-        except Exception as exc:
-            # the page's items and requests must go on whatever went wrong here: its
-            # items pass unheld, cleaned by what the site has when they reach the pipeline
-            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
-            hold = None
-
+        page, hold = await self._hold_page(response)
         try:
             async for out in result:
                 if not _is_item(out):
@@ -428,13 +396,11 @@ class SSTSpiderMiddleware:
                     yield out
                     continue
                 self.store.bind(out, page)
-                if hold is not None and self._holds.get(page.site) is hold:
-                    hold.items.append(out)
-                    self._held_items += 1
-                    self.store.inc("items_held")
-                    if self._held_items > self.config.max_held_items:  # a page with many items
-                        self._enforce_bounds()
-                        while self._ready:
+                if hold is not None and self.book.is_current(hold):
+                    self.book.hold_item(hold, out)
+                    if self.book.held_items > self.config.max_held_items:  # a page with many items
+                        self.book.enforce_bounds()
+                        while self.book.ready:
                             yield self._pop_ready()
                 else:
                     yield self.store.item_out(out)
@@ -451,9 +417,45 @@ class SSTSpiderMiddleware:
             yield out
         await self._callback_items_cleaned(response)
 
+    async def _flush_output(self, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The output of the flush request: everything still held, fitted with what each
+        site has."""
+        async for out in result:  # the no-op callback; anything else passes on
+            yield out
+        self._flush_scheduled = False
+        self._listen_drops(False)
+        await self._release_everything()
+        while self.book.ready:
+            yield self._pop_ready()
+
+    async def _hold_page(self, response: Response) -> tuple[Optional[PageRecord], Optional[_SiteHold]]:
+        """Record the response's page; if its site has no model yet (and items are still
+        held), the page joins the site's sample. Returns the page (None: not HTML) and the
+        hold its items go to (None: they pass on)."""
+        page: Optional[PageRecord] = None
+        try:
+            page = self._record_page(response)
+            if page is None or self._closing or self._count_reached:
+                return page, None
+            loading = self.store.ensure_loaded(page.site)  # read in a thread, never here
+            if loading is not None:
+                await maybe_deferred_to_future(loading)
+            hold = self.book.get(page.site)
+            if hold is None and page.site not in self._failed and not self.store.has_model(page.site):
+                hold = self.book.open(page.site)
+            if hold is not None:
+                self.book.add_sample_page(hold, page)
+                self.book.enforce_bounds()
+            return page, hold
+        except Exception as exc:
+            # the page's items and requests must go on whatever went wrong here: its
+            # items pass unheld, cleaned by what the site has when they reach the pipeline
+            self.errors.report("record", exc, f"page {response.url}", "its items are not held")
+            return page, None
+
     def _pop_ready(self) -> Any:
         """The next released item, counted as out of the middleware (see _backpressure)."""
-        return self.store.item_out(self._ready.popleft())
+        return self.store.item_out(self.book.ready.popleft())
 
     async def _backpressure(self) -> None:
         """Released pages still waiting for their items to be cleaned count against
@@ -465,7 +467,7 @@ class SSTSpiderMiddleware:
         waited = False
         # checked again after each wake-up: responses waiting together must not all go
         # on at once when the pipelines free a little room
-        while not self._closing and self.store.out_bytes > 0 and self.store.out_bytes + self._held_bytes > cap:
+        while not self._closing and self.store.out_bytes > 0 and self.store.out_bytes + self.book.held_bytes > cap:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.store.inc("backpressure_timeouts")
@@ -473,7 +475,7 @@ class SSTSpiderMiddleware:
             if not waited:
                 self.store.inc("backpressure_waits")
                 waited = True
-            await maybe_deferred_to_future(self.store.wait_out_bytes(max(0, cap - self._held_bytes), left))
+            await maybe_deferred_to_future(self.store.wait_out_bytes(max(0, cap - self.book.held_bytes), left))
 
     async def _callback_items_cleaned(self, response: Response) -> None:
         """Wait for the cleaning of items the pipelines got straight from the callback
@@ -495,13 +497,13 @@ class SSTSpiderMiddleware:
             self._maybe_refine(page)
         builds = [self._start_sample_build(hold)] if hold is not None else []
         builds.extend(self._check_timeouts())
-        self._enforce_bounds()
+        self.book.enforce_bounds()
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
         if self._item_count_reached():
             await self._release_everything()
-        while self._ready:
+        while self.book.ready:
             yield self._pop_ready()
 
     def _item_count_reached(self) -> bool:
@@ -516,16 +518,16 @@ class SSTSpiderMiddleware:
             return False
         stats = getattr(self.crawler, "stats", None)
         scraped = stats.get_value("item_scraped_count", 0) if stats is not None else 0
-        if scraped + self._held_items < self._item_count:
+        if scraped + self.book.held_items < self._item_count:
             return False
         if not self._count_reached:
             self._count_reached = True
             logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them", self._item_count)
-        return bool(self._held_items)
+        return bool(self.book.held_items)
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
         """Start fitting ``hold``'s site if its sample is complete (None: nothing started)."""
-        if not hold.building and self._holds.get(hold.site) is hold and len(hold.pages) >= self.config.sample_pages:
+        if self.book.sample_complete(hold):
             return self._build(hold, reason="sample")
         return None
 
@@ -538,80 +540,17 @@ class SSTSpiderMiddleware:
         encoding = getattr(response, "encoding", None)
         return PageRecord(response.url, response.body, encoding, self.store.site_key(response.url))
 
-    def _add_sample_page(self, hold: _SiteHold, page: PageRecord) -> None:
-        if id(page) in hold.page_ids:
-            return
-        hold.page_ids.add(id(page))
-        if len(hold.pages) < self.config.sample_pages:  # during a fit too: it may end without a model
-            hold.pages.append(page)
-        if self._shared and not hold.building:
-            cast("SharedSiteModelStore", self.store).sample_added(hold.site, page)
-        hold.bytes += page.size
-        self._held_bytes += page.size
-
-    def _release(self, hold: _SiteHold, items: list[Any]) -> None:
-        self._ready.extend(items)
-        self._held_items -= len(items)
-        self.store.inc("items_released", len(items))
-
-    def _drop_hold(self, hold: _SiteHold) -> None:
-        """Release all items of a hold and forget its pages."""
-        self._release(hold, hold.items)
-        hold.items = []
-        self._held_bytes -= hold.bytes
-        hold.bytes = 0
-        if self._holds.get(hold.site) is hold:
-            del self._holds[hold.site]
-
-    def _enforce_bounds(self) -> None:
-        """Evict holds, longest-held first, until both caps hold again.
-
-        A hold whose model is being fitted cannot give its sample back, but the items
-        and extra pages it gathered during the fit can go: they are released to the
-        page-level fallback like an evicted site.
-        """
-        cfg = self.config
-        if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
-            self._note_peaks()
-            return
-        for hold in sorted(self._holds.values(), key=lambda h: (h.building, h.since)):
-            if self._held_items <= cfg.max_held_items and self._held_bytes <= cfg.max_held_bytes:
-                break
-            self.store.inc("evictions")
-            if not hold.building:
-                self._drop_hold(hold)
-            else:
-                self._release(hold, hold.items)
-                hold.items = []
-                sample_bytes = sum(p.size for p in hold.pages)
-                self._held_bytes -= hold.bytes - sample_bytes
-                hold.bytes = sample_bytes
-        self._note_peaks()
-
-    def _note_peaks(self) -> None:
-        peak_bytes, peak_items = self._peaks
-        if self._held_bytes > peak_bytes or self._held_items > peak_items:
-            self._peaks = (max(peak_bytes, self._held_bytes), max(peak_items, self._held_items))
-            self.store.max_stat("peak_held_bytes", self._held_bytes)
-            self.store.max_stat("peak_held_items", self._held_items)
-
-    def _check_timeouts(self) -> list:
+    def _check_timeouts(self) -> list[Optional[Deferred]]:
         """Fit sites held longer than SST_HOLD_TIMEOUT with the pages they have."""
-        now = time.monotonic()
-        builds = []
-        for hold in list(self._holds.values()):
-            if not hold.building and hold.items and now - hold.since >= self.config.hold_timeout:
-                self.store.inc("hold_timeouts")
-                builds.append(self._build(hold, reason="timeout"))
-        return builds
+        return self.book.check_timeouts(lambda hold: self._build(hold, reason="timeout"))
 
     async def _release_everything(self) -> None:
         """End of crawl: fit every held site with what it has, release all its items."""
-        builds = [self._build(hold, reason="end") for hold in list(self._holds.values()) if not hold.building]
+        builds = [self._build(hold, reason="end") for hold in list(self.book.holds.values()) if not hold.building]
         for build in builds:
             if build is not None:
                 await maybe_deferred_to_future(build)
-        for hold in list(self._holds.values()):  # a fit started elsewhere: wait for it
+        for hold in list(self.book.holds.values()):  # a fit started elsewhere: wait for it
             if hold.building:
                 waiter: Deferred = Deferred()
                 hold.waiters.append(waiter)
@@ -629,7 +568,7 @@ class SSTSpiderMiddleware:
         pages = list(hold.pages)
         if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages) and not self._shared:
             # too little to learn a template from: page-level fallback for these items
-            self._drop_hold(hold)
+            self.book.drop_hold(hold)
             return None
         hold.building = True
         d = self.store.build(hold.site, pages)
@@ -674,10 +613,7 @@ class SSTSpiderMiddleware:
             self._start_sample_build(hold)
 
     def _fit_ended(self, hold: _SiteHold) -> None:
-        hold.building = False
-        self._drop_hold(hold)
-        waiters, hold.waiters = hold.waiters, []
-        for waiter in waiters:
+        for waiter in self.book.fit_ended(hold):
             waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
@@ -690,7 +626,7 @@ class SSTSpiderMiddleware:
     def _shared_ready(self, site: str) -> None:
         """The fleet's sample of ``site`` is complete, or its model is published: build
         (or load) it now, even if this process has only a few of its pages."""
-        hold = self._holds.get(site)
+        hold = self.book.get(site)
         if hold is not None and not hold.building and not self._closing:
             self._build(hold, reason="fleet")
 
@@ -715,28 +651,11 @@ class SSTSpiderMiddleware:
 
     # -- early close -------------------------------------------------------------------------
     def _install_close_hook(self) -> None:
-        engine = getattr(self.crawler, "engine", None)
-        scraper = getattr(engine, "scraper", None)
+        scraper = engine_scraper(self.crawler)
         if scraper is None:
             logger.warning("sst: cannot hook the scraper; items held at an early close may be lost")
             return
-        if hasattr(type(scraper), "close_spider_async"):  # Scrapy >= 2.14
-            original_async = scraper.close_spider_async
-
-            async def close_spider_async(*args: Any, **kwargs: Any) -> Any:
-                await self._flush_to_scraper(scraper)
-                return await original_async(*args, **kwargs)
-
-            scraper.close_spider_async = close_spider_async
-        if hasattr(type(scraper), "close_spider"):  # Scrapy 2.13 (engine calls this one)
-            original = scraper.close_spider
-
-            def close_spider(*args: Any, **kwargs: Any) -> Any:
-                d = deferred_from_coro(self._flush_to_scraper(scraper))
-                d.addBoth(lambda _: original(*args, **kwargs))
-                return d
-
-            scraper.close_spider = close_spider
+        hook_scraper_close(scraper, lambda: self._flush_to_scraper(scraper))
 
     async def _flush_to_scraper(self, scraper: Any, closing: bool = True) -> None:
         """Send every held item through the scraper's item path (the spider is closing,
@@ -750,18 +669,11 @@ class SSTSpiderMiddleware:
         n = 0
         try:
             await self._release_everything()
-            while self._ready:
+            while self.book.ready:
                 item = self._pop_ready()
                 n += 1
                 try:
-                    if hasattr(scraper, "start_itemproc_async"):  # Scrapy >= 2.14
-                        await scraper.start_itemproc_async(item, response=None)
-                    else:  # 2.13: a coroutine
-                        result = scraper.start_itemproc(item, response=None)
-                        if hasattr(result, "addCallback"):
-                            await maybe_deferred_to_future(result)
-                        elif result is not None:
-                            await result
+                    await start_itemproc(scraper, item)
                 except Exception as exc:  # the scraper logs pipeline errors itself
                     self.errors.report("handover", exc)
         finally:
@@ -769,15 +681,6 @@ class SSTSpiderMiddleware:
         if closing:
             self.store.inc("items_flushed_at_close", n)
         logger.info("sst: %d held items sent to the item pipelines directly", n)
-
-
-def _shared_queue(crawler: Any) -> bool:
-    """Whether the crawl's scheduler keeps its requests outside this process (e.g.
-    scrapy-redis): there any worker may pop a request, and it must be serializable."""
-    engine = getattr(crawler, "engine", None)
-    slot = getattr(engine, "_slot", None)
-    scheduler = getattr(slot, "scheduler", None)
-    return scheduler is not None and type(scheduler).__module__.startswith("scrapy_redis")
 
 
 def get_store(crawler: Any) -> SiteModelStore:
@@ -793,8 +696,6 @@ def get_store(crawler: Any) -> SiteModelStore:
 def _make_store(config: Any, crawler: Any) -> SiteModelStore:
     """The in-process store, or with ``SST_MODEL_STORE`` the fleet's shared one (the only
     path that imports the Redis client)."""
-    from sst_cleaner.scrapy._redis_store import store_url
-
     if store_url(crawler.settings) is None:
         return SiteModelStore(config, crawler.stats)
     from sst_cleaner.scrapy._fleet import SharedSiteModelStore

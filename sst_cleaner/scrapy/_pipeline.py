@@ -58,26 +58,6 @@ STATUSES = (
     STATUS_SITE_EMPTY,
 )
 
-STATUS_SETTING = "SST_STATUS_FIELD"
-DEFAULT_STATUS_FIELD = "sst_status"
-
-
-def status_field_setting(settings: Any) -> Optional[str]:
-    """``SST_STATUS_FIELD``: the field name, or None when set to None / "" (flag disabled).
-
-    Read here rather than in :mod:`sst_cleaner.scrapy._settings` because an explicit ``None``
-    must mean "off" while an absent setting means the default.
-    """
-    present = STATUS_SETTING in settings if hasattr(settings, "__contains__") else False
-    if not present:
-        return DEFAULT_STATUS_FIELD
-    value = settings.get(STATUS_SETTING)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{STATUS_SETTING} must be a field name or None, got {value!r}")
-    return value.strip() or None
-
 
 class SSTPipeline:
     """Maps each item's page onto its site model and writes ``SST_TEXT_FIELD`` (and the
@@ -85,18 +65,17 @@ class SSTPipeline:
     ``SST_STATUS_FIELD``."""
 
     def __init__(self, crawler: Any):
-        config = load_config(crawler.settings)
-        if not config.enabled:
-            raise NotConfigured("SST_ENABLED is False")
         try:
-            status_field = status_field_setting(crawler.settings)
+            config = load_config(crawler.settings)
         except ValueError as exc:
             raise ValueError(f"sst-cleaner: {exc}") from exc
+        if not config.enabled:
+            raise NotConfigured("SST_ENABLED is False")
         from sst_cleaner.scrapy._middleware import NON_HTML, get_errors, get_store
 
         self.crawler = crawler
         self.config = config
-        self.status_field = status_field
+        self.status_field = config.status_field
         self.store = get_store(crawler)
         self.errors = get_errors(crawler)
         self._non_html = NON_HTML

@@ -4,6 +4,8 @@ Everything here is synchronous and meant to run in a thread, never on the reacto
 thread: :mod:`sst_cleaner.scrapy._fleet` calls it from its own small thread pool. Only this
 module imports the ``redis`` client (``pip install sst-cleaner[redis]``), and only when a
 crawl sets ``SST_MODEL_STORE``.
+Its settings (``SST_MODEL_STORE``, ``SST_REDIS_*``: :class:`RedisConfig`) are described
+with the others in :mod:`sst_cleaner.scrapy._settings`.
 
 Keys, for one site (``H`` = the first 32 hex digits of sha256(site key): a host string
 never becomes part of a key, whatever it holds)::
@@ -26,99 +28,17 @@ import hashlib
 import json
 import logging
 import zlib
-from dataclasses import dataclass
 from typing import Any, Optional, cast
 
 from sst_cleaner.engine._model_file import check_model
-from sst_cleaner.engine._model_io import MAX_MODEL_BYTES, ModelFormatError, _finite_float, _reject_constant
+from sst_cleaner.engine._model_io import ModelFormatError, _finite_float, _reject_constant
+from sst_cleaner.scrapy._settings import RedisConfig
 
 logger = logging.getLogger(__name__)
-
-#: defaults of the fleet settings (the README's Settings table lists the same)
-REDIS_DEFAULTS: dict[str, Any] = {
-    "SST_MODEL_STORE": None,
-    "SST_REDIS_PREFIX": "sst",
-    "SST_REDIS_SITE_SAMPLE_BYTES": 16 * 1024 * 1024,
-    "SST_REDIS_TOTAL_SAMPLE_BYTES": 256 * 1024 * 1024,
-    "SST_REDIS_SAMPLE_TTL": 3600.0,
-    "SST_REDIS_MODEL_TTL": 7 * 24 * 3600.0,
-    "SST_REDIS_LOCK_TTL": 30.0,
-    "SST_REDIS_TIMEOUT": 2.0,
-    "SST_REDIS_WAIT": 300.0,
-    "SST_REDIS_MAX_MODEL_BYTES": MAX_MODEL_BYTES,
-    "SST_REDIS_MERGE_PAGES": 10,
-}
 
 #: a sample page's url and encoding are short; anything longer is not a page we sent
 _MAX_URL = 8192
 _MAX_ENCODING = 64
-
-
-@dataclass(frozen=True)
-class RedisConfig:
-    """The parsed fleet settings of one crawl."""
-
-    url: str
-    prefix: str = "sst"
-    site_sample_bytes: int = REDIS_DEFAULTS["SST_REDIS_SITE_SAMPLE_BYTES"]
-    total_sample_bytes: int = REDIS_DEFAULTS["SST_REDIS_TOTAL_SAMPLE_BYTES"]
-    sample_ttl: float = 3600.0
-    model_ttl: float = 7 * 24 * 3600.0
-    lock_ttl: float = 30.0
-    timeout: float = 2.0
-    wait: float = 300.0
-    max_model_bytes: int = MAX_MODEL_BYTES
-    merge_pages: int = 10
-
-
-def store_url(settings: Any) -> Optional[str]:
-    """The Redis URL ``SST_MODEL_STORE`` names, or None (the in-process store).
-
-    ``"redis"`` (or ``True``) means scrapy-redis's ``REDIS_URL`` (``redis://localhost:6379/0``
-    when unset), so a fleet that already has a Redis for its scheduler names it once.
-    """
-    spec = settings.get("SST_MODEL_STORE") if hasattr(settings, "get") else None
-    if spec in (None, "", False, "local", "memory"):
-        return None
-    if spec is True or str(spec).strip().lower() == "redis":
-        return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
-    spec = str(spec).strip()
-    if not spec.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"SST_MODEL_STORE must be 'redis' or a redis:// URL, got {spec!r}")
-    return spec
-
-
-def load_redis_config(settings: Any) -> Optional[RedisConfig]:
-    """The fleet settings, or None when ``SST_MODEL_STORE`` is not set."""
-    url = store_url(settings)
-    if url is None:
-        return None
-
-    def get(name: str) -> Any:
-        value = settings.get(name)
-        return REDIS_DEFAULTS[name] if value is None else value
-
-    from sst_cleaner.scrapy._settings import checked_number  # here: settings imports this module's defaults
-
-    def number(name: str, kind: type, minimum: float) -> Any:
-        return checked_number(name, get(name), kind, minimum)
-
-    prefix = str(get("SST_REDIS_PREFIX")).strip()
-    if not prefix or any(ch in prefix for ch in "{}\r\n "):
-        raise ValueError(f"SST_REDIS_PREFIX must be a non-empty word, got {prefix!r}")
-    return RedisConfig(
-        url=url,
-        prefix=prefix,
-        site_sample_bytes=number("SST_REDIS_SITE_SAMPLE_BYTES", int, 1),
-        total_sample_bytes=number("SST_REDIS_TOTAL_SAMPLE_BYTES", int, 1),
-        sample_ttl=number("SST_REDIS_SAMPLE_TTL", float, 1.0),
-        model_ttl=number("SST_REDIS_MODEL_TTL", float, 1.0),
-        lock_ttl=number("SST_REDIS_LOCK_TTL", float, 0.5),
-        timeout=number("SST_REDIS_TIMEOUT", float, 0.05),
-        wait=number("SST_REDIS_WAIT", float, 0.0),
-        max_model_bytes=number("SST_REDIS_MAX_MODEL_BYTES", int, 1),
-        merge_pages=number("SST_REDIS_MERGE_PAGES", int, 0),
-    )
 
 
 def site_hash(site_key: str) -> str:

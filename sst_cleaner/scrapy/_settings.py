@@ -1,87 +1,405 @@
-"""Defaults and parsing of the ``SST_*`` Scrapy settings.
+"""The ``SST_*`` Scrapy settings, described once.
 
-Kept free of Scrapy imports (it reads any mapping with ``get``), so the defaults can be
-listed by the README and used by tests without a crawler.
+Every setting is a field of :class:`SSTConfig` (the crawl) or :class:`RedisConfig` (the
+fleet's shared model store), made by :func:`setting`: the field's metadata holds its
+:class:`Setting` (Scrapy name, type, default, meaning and how it is read). The defaults of
+both configs, :func:`load_config`, :func:`load_redis_config`, :data:`SETTINGS` and the test
+that checks docs/settings.md all come from there, so each default is written once.
+
+Scrapy is imported only to read a plain dict, so the description loads without it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Callable, Optional, Union
 
-#: every setting of the Scrapy layer and its default (the README lists the same table)
-DEFAULTS: dict[str, Any] = {
-    "SST_ENABLED": True,
-    "SST_METHOD": "default",
-    "SST_PARAMS": {},
-    "SST_SAMPLE_PAGES": 20,
-    "SST_MIN_FIT_PAGES": 2,
-    "SST_MAX_MODEL_PAGES": 200,
-    "SST_MAX_HELD_ITEMS": 10_000,
-    "SST_MAX_HELD_BYTES": 64 * 1024 * 1024,
-    "SST_HOLD_TIMEOUT": 120.0,
-    "SST_SITE_KEY": "host",
-    "SST_MODEL_DIR": None,
-    "SST_TEXT_FIELD": "text",
-    "SST_FORMAT": "text",
-    "SST_FORMAT_LINKS": False,
-    "SST_MARKDOWN_FIELD": None,
-    "SST_HTML_FIELD": None,
-    "SST_METADATA_FIELD": None,
-    "SST_SENTENCES_FIELD": None,
-    "SST_BLOCKS_FIELD": None,
-    "SST_SOURCE_FIELD": None,
-    "SST_URL_FIELD": "url",
-    "SST_THREADS": 2,
-    "SST_WORKERS": "process",
-    "SST_PROCESSES": None,
-    "SST_WORKER_INIT": None,
-    "SST_MAX_MODELS": 1000,
-}
-# the fleet's settings (SST_MODEL_STORE, SST_REDIS_*) are parsed beside their code
-from sst_cleaner.scrapy._redis_store import REDIS_DEFAULTS as _REDIS_DEFAULTS  # noqa: E402  (no redis import)
-
-DEFAULTS.update(_REDIS_DEFAULTS)
-
+from sst_cleaner.engine._model_io import MAX_MODEL_BYTES
 
 #: the values of SST_FORMAT
 FORMATS = ("text", "markdown", "html")
+
+#: reads one setting from a Scrapy ``BaseSettings`` and checks it
+Reader = Callable[[Any, "Setting"], Any]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One ``SST_*`` setting. ``type`` and ``default`` are written as docs/settings.md gives
+    them (a test compares the two); ``doc`` is its meaning in one line."""
+
+    name: str
+    type: str
+    default: Any
+    doc: str
+    read: Reader
+
+
+#: the key of a config field's metadata that holds its Setting
+_SETTING = "sst_setting"
+_AS_SETTING: Any = object()
+
+
+def setting(name: str, type_: str, default: Any, doc: str, read: Reader, *, field_default: Any = _AS_SETTING) -> Any:
+    """A config field described by its setting. The field's default is the setting's, unless
+    ``field_default`` gives the one a config built directly (without settings) gets."""
+    metadata = {_SETTING: Setting(name, type_, default, doc, read)}
+    value = default if field_default is _AS_SETTING else field_default
+    if isinstance(value, dict):  # a mutable default: each config gets its own copy
+        return field(default_factory=lambda: dict(value), metadata=metadata)
+    return field(default=value, metadata=metadata)
+
+
+# -- readers: each gets a BaseSettings and the Setting, so one reader serves many settings --
+
+
+def _opt_str(value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    value = str(value).strip()
+    return value or None
+
+
+def _value(settings: Any, spec: Setting) -> Any:
+    """The raw value; an explicit None reads as the default (as Scrapy's ``get`` does)."""
+    return settings.get(spec.name, spec.default)
+
+
+def _text(settings: Any, spec: Setting) -> str:
+    return str(_value(settings, spec))
+
+
+def _optional_text(settings: Any, spec: Setting) -> Optional[str]:
+    return _opt_str(_value(settings, spec))
+
+
+def _flag(settings: Any, spec: Setting) -> bool:
+    # not getbool: it refuses "no", "off", "" and "FALSE", which these settings accept
+    value = _value(settings, spec)
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off", "")
+    return bool(value)
+
+
+def _number(kind: type, minimum: float) -> Reader:
+    """A reader of an int or float setting (Scrapy's getint / getfloat) of at least
+    ``minimum``, whose errors name the setting."""
+
+    def read(settings: Any, spec: Setting) -> Any:
+        getter = settings.getint if kind is int else settings.getfloat
+        try:
+            value = getter(spec.name, spec.default)
+        except (TypeError, ValueError):
+            raise ValueError(f"{spec.name} must be a number, got {settings.get(spec.name)!r}") from None
+        if value < minimum:
+            raise ValueError(f"{spec.name} must be >= {minimum}, got {value}")
+        return value
+
+    return read
+
+
+def _params(settings: Any, spec: Setting) -> dict:
+    # not getdict: a blank string means {} here, and a list of pairs is refused
+    params = _value(settings, spec)
+    if isinstance(params, str):  # -s SST_PARAMS='{"alpha": 0.5}' on the command line
+        params = json.loads(params) if params.strip() else {}
+    if hasattr(params, "copy_to_dict"):
+        params = params.copy_to_dict()
+    if not isinstance(params, dict):
+        raise ValueError(f"{spec.name} must be a dict, got {type(params).__name__}")
+    return dict(params)
+
+
+def _hold_timeout(settings: Any, spec: Setting) -> float:
+    try:
+        timeout = settings.getfloat(spec.name, spec.default)
+    except (TypeError, ValueError):
+        raise ValueError(f"{spec.name} must be a number of seconds, got {settings.get(spec.name)!r}") from None
+    return max(0.0, timeout)
+
+
+def _site_key(settings: Any, spec: Setting) -> Union[str, Callable[[str], str]]:
+    site_key = _value(settings, spec)
+    if not callable(site_key) and not isinstance(site_key, str):
+        raise ValueError(f"{spec.name} must be 'host', 'domain', a callable or its import path")
+    return site_key
+
+
+def _model_dir(settings: Any, spec: Setting) -> Optional[str]:
+    model_dir = _value(settings, spec)
+    return None if model_dir in (None, "") else str(model_dir)
+
+
+def _item_field(settings: Any, spec: Setting) -> str:
+    name = _optional_text(settings, spec)
+    if name is None:
+        raise ValueError(f"{spec.name} must name an item field")
+    return name
+
+
+def _status_field(settings: Any, spec: Setting) -> Optional[str]:
+    # read by presence: an explicit None turns the flag off, while get() reads None as unset
+    if spec.name not in settings:
+        return spec.default
+    value = settings.get(spec.name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{spec.name} must be a field name or None, got {value!r}")
+    return value.strip() or None
+
+
+def _format(settings: Any, spec: Setting) -> str:
+    fmt = _text(settings, spec).strip().lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"{spec.name} must be one of {', '.join(FORMATS)}, got {_value(settings, spec)!r}")
+    return fmt
+
+
+def _workers(settings: Any, spec: Setting) -> str:
+    workers = _text(settings, spec).strip().lower()
+    workers = {"processes": "process", "proc": "process", "threads": "thread"}.get(workers, workers)
+    if workers not in ("process", "thread"):
+        raise ValueError(f"{spec.name} must be 'process' or 'thread', got {_value(settings, spec)!r}")
+    return workers
+
+
+def _processes(settings: Any, spec: Setting) -> int:
+    if _value(settings, spec) is None:  # the default depends on the machine
+        from sst_cleaner.scrapy._workers import default_processes
+
+        return default_processes()
+    return _number(int, 1)(settings, spec)
+
+
+def _import_path(settings: Any, spec: Setting) -> Optional[str]:
+    if callable(_value(settings, spec)):
+        raise ValueError(
+            f"{spec.name} must be an import path ('package.module.function'), "
+            "not the function itself: the worker processes import it"
+        )
+    return _optional_text(settings, spec)
+
+
+def _store_url(settings: Any, spec: Setting) -> Optional[str]:
+    value = _value(settings, spec)
+    if value in (None, "", False, "local", "memory"):
+        return None
+    if value is True or str(value).strip().lower() == "redis":
+        return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
+    value = str(value).strip()
+    if not value.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {value!r}")
+    return value
+
+
+def _key_prefix(settings: Any, spec: Setting) -> str:
+    prefix = _text(settings, spec).strip()
+    if not prefix or any(ch in prefix for ch in "{}\r\n "):
+        raise ValueError(f"{spec.name} must be a non-empty word, got {prefix!r}")
+    return prefix
+
+
+# -- the description ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class SSTConfig:
     """The parsed ``SST_*`` settings of one crawl."""
 
-    enabled: bool = True
-    method: str = "default"
-    params: dict = field(default_factory=dict)
-    sample_pages: int = 20
-    min_fit_pages: int = 2
-    max_model_pages: int = 200
-    max_held_items: int = 10_000
-    max_held_bytes: int = 64 * 1024 * 1024
-    hold_timeout: float = 120.0
-    site_key: Union[str, Callable[[str], str]] = "host"
-    model_dir: Optional[str] = None
-    text_field: str = "text"
+    enabled: bool = setting(
+        "SST_ENABLED", "bool", True, "False makes the add-on, middleware and pipeline raise NotConfigured", _flag
+    )
+    method: str = setting("SST_METHOD", "str", "default", "cleaning method (sst_cleaner.available_methods())", _text)
+    params: dict = setting(
+        "SST_PARAMS", "dict", {}, "keyword arguments of the method; JSON on the command line", _params
+    )
+    sample_pages: int = setting(
+        "SST_SAMPLE_PAGES", "int", 20, "pages of a site to learn from before its items are released", _number(int, 1)
+    )
+    min_fit_pages: int = setting(
+        "SST_MIN_FIT_PAGES", "int", 2, "fewer pages than this: page-level fallback instead of a model", _number(int, 1)
+    )
+    max_model_pages: int = setting(
+        "SST_MAX_MODEL_PAGES", "int", 200, "later pages refine the model until it has seen this many", _number(int, 1)
+    )
+    max_held_items: int = setting(
+        "SST_MAX_HELD_ITEMS", "int", 10_000, "cap on held items, all sites together", _number(int, 0)
+    )
+    max_held_bytes: int = setting(
+        "SST_MAX_HELD_BYTES", "int", 64 * 1024 * 1024, "cap on held page bytes, all sites together", _number(int, 0)
+    )
+    hold_timeout: float = setting(
+        "SST_HOLD_TIMEOUT",
+        "float (seconds)",
+        120.0,
+        "seconds a site may gather its sample before it is fitted",
+        _hold_timeout,
+    )
+    site_key: Union[str, Callable[[str], str]] = setting(
+        "SST_SITE_KEY", "str or callable", "host", "what a site is: 'host', 'domain', a callable or its path", _site_key
+    )
+    model_dir: Optional[str] = setting(
+        "SST_MODEL_DIR", "str (path) or None", None, "folder site models are loaded from and saved to", _model_dir
+    )
+    text_field: str = setting("SST_TEXT_FIELD", "str", "text", "item field for the clean content", _item_field)
     #: what SST_TEXT_FIELD gets: "text", "markdown" or "html" (see sst_cleaner.engine._formats)
-    format: str = "text"
-    format_links: bool = False
-    markdown_field: Optional[str] = None
-    html_field: Optional[str] = None
-    metadata_field: Optional[str] = None
-    sentences_field: Optional[str] = None
-    blocks_field: Optional[str] = None
-    source_field: Optional[str] = None
-    url_field: Optional[str] = "url"
-    threads: int = 2
-    workers: str = "process"
-    processes: int = 1
-    worker_init: Optional[str] = None
-    max_models: int = 1000
+    format: str = setting("SST_FORMAT", "str", "text", "what SST_TEXT_FIELD gets: text, markdown or html", _format)
+    format_links: bool = setting("SST_FORMAT_LINKS", "bool", False, "keep links in the Markdown and HTML", _flag)
+    markdown_field: Optional[str] = setting(
+        "SST_MARKDOWN_FIELD", "str or None", None, "item field for the Markdown as well", _optional_text
+    )
+    html_field: Optional[str] = setting(
+        "SST_HTML_FIELD", "str or None", None, "item field for the minimal safe HTML as well", _optional_text
+    )
+    metadata_field: Optional[str] = setting(
+        "SST_METADATA_FIELD", "str or None", None, "item field for the page's metadata", _optional_text
+    )
+    sentences_field: Optional[str] = setting(
+        "SST_SENTENCES_FIELD", "str or None", None, "item field for the informative sentences", _optional_text
+    )
+    blocks_field: Optional[str] = setting(
+        "SST_BLOCKS_FIELD", "str or None", None, "item field for the informative blocks", _optional_text
+    )
+    source_field: Optional[str] = setting(
+        "SST_SOURCE_FIELD",
+        "str or None",
+        None,
+        "item field whose HTML is cleaned instead of the response",
+        _optional_text,
+    )
+    url_field: Optional[str] = setting(
+        "SST_URL_FIELD", "str", "url", "item field with the page URL, for SST_SOURCE_FIELD items", _optional_text
+    )
+    threads: int = setting("SST_THREADS", "int", 2, "worker threads for fitting and cleaning", _number(int, 1))
+    workers: str = setting(
+        "SST_WORKERS", "str", "process", "where fitting and cleaning run: process or thread", _workers
+    )
+    # the setting's None means CPUs - 1, decided when the settings are read
+    processes: int = setting(
+        "SST_PROCESSES", "int or None", None, "worker processes (None: CPUs - 1)", _processes, field_default=1
+    )
+    worker_init: Optional[str] = setting(
+        "SST_WORKER_INIT", "str (import path) or None", None, "function each worker process calls first", _import_path
+    )
+    max_models: int = setting(
+        "SST_MAX_MODELS", "int", 1000, "site models each worker process keeps in memory (0: all)", _number(int, 0)
+    )
+    status_field: Optional[str] = setting(
+        "SST_STATUS_FIELD",
+        "str or None",
+        "sst_status",
+        "item field for the cleaning outcome (None: off)",
+        _status_field,
+    )
 
 
-def outputs_of(config: "SSTConfig") -> tuple:
+@dataclass(frozen=True)
+class RedisConfig:
+    """The parsed fleet settings of one crawl. Read only when ``SST_MODEL_STORE`` is set, so
+    a crawl without a fleet never checks the others."""
+
+    # no field default: a fleet config always has a URL (without one load_redis_config gives None)
+    url: str = setting(
+        "SST_MODEL_STORE",
+        "str or None",
+        None,
+        "Redis URL (or 'redis') of the fleet's models",
+        _store_url,
+        field_default=MISSING,
+    )
+    prefix: str = setting(
+        "SST_REDIS_PREFIX", "str", "sst", "first part of every key the shared store writes", _key_prefix
+    )
+    site_sample_bytes: int = setting(
+        "SST_REDIS_SITE_SAMPLE_BYTES", "int", 16 * 1024 * 1024, "cap on a site's shared sample", _number(int, 1)
+    )
+    total_sample_bytes: int = setting(
+        "SST_REDIS_TOTAL_SAMPLE_BYTES", "int", 256 * 1024 * 1024, "cap on all shared samples together", _number(int, 1)
+    )
+    sample_ttl: float = setting(
+        "SST_REDIS_SAMPLE_TTL", "float (seconds)", 3600.0, "seconds a shared sample lives", _number(float, 1.0)
+    )
+    model_ttl: float = setting(
+        "SST_REDIS_MODEL_TTL",
+        "float (seconds)",
+        7 * 24 * 3600.0,
+        "seconds a published model lives",
+        _number(float, 1.0),
+    )
+    lock_ttl: float = setting(
+        "SST_REDIS_LOCK_TTL",
+        "float (seconds)",
+        30.0,
+        "seconds a builder's lock lives unless renewed",
+        _number(float, 0.5),
+    )
+    timeout: float = setting(
+        "SST_REDIS_TIMEOUT", "float (seconds)", 2.0, "socket timeout of every Redis call", _number(float, 0.05)
+    )
+    wait: float = setting(
+        "SST_REDIS_WAIT", "float (seconds)", 300.0, "seconds to wait for another build", _number(float, 0.0)
+    )
+    max_model_bytes: int = setting(
+        "SST_REDIS_MAX_MODEL_BYTES", "int", MAX_MODEL_BYTES, "bigger shared models are rejected unread", _number(int, 1)
+    )
+    merge_pages: int = setting(
+        "SST_REDIS_MERGE_PAGES", "int", 10, "later pages learnt per merge into the fleet's model", _number(int, 0)
+    )
+
+
+#: every setting of the Scrapy layer by name, in the order of the two configs
+SETTINGS: dict[str, Setting] = {
+    spec.name: spec for config in (SSTConfig, RedisConfig) for spec in (f.metadata[_SETTING] for f in fields(config))
+}
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _as_settings(settings: Any) -> Any:
+    """``settings`` as a Scrapy ``BaseSettings``, for its typed getters: a plain dict (tests,
+    tools) is wrapped, and anything without ``get`` reads as no settings at all."""
+    if hasattr(settings, "getint"):
+        return settings
+    from scrapy.settings import BaseSettings
+
+    return BaseSettings(dict(settings) if hasattr(settings, "get") else None)
+
+
+def _read(config: type, settings: Any) -> dict[str, Any]:
+    """The values of ``config``'s fields, each read by its setting."""
+    return {f.name: f.metadata[_SETTING].read(settings, f.metadata[_SETTING]) for f in fields(config)}
+
+
+def load_config(settings: Any) -> SSTConfig:
+    """Read the ``SST_*`` settings (a Scrapy ``Settings`` or a plain dict).
+
+    Raises ``ValueError`` with the offending setting's name on a bad value, so a typo
+    stops the crawl at start-up instead of half-way through.
+    """
+    return SSTConfig(**_read(SSTConfig, _as_settings(settings)))
+
+
+def store_url(settings: Any) -> Optional[str]:
+    """The Redis URL ``SST_MODEL_STORE`` names, or None (the in-process store).
+
+    ``"redis"`` (or ``True``) means scrapy-redis's ``REDIS_URL`` (``redis://localhost:6379/0``
+    when unset), so a fleet that already has a Redis for its scheduler names it once.
+    """
+    return _store_url(_as_settings(settings), SETTINGS["SST_MODEL_STORE"])
+
+
+def load_redis_config(settings: Any) -> Optional[RedisConfig]:
+    """The fleet settings, or None when ``SST_MODEL_STORE`` is not set."""
+    settings = _as_settings(settings)
+    if store_url(settings) is None:
+        return None
+    return RedisConfig(**_read(RedisConfig, settings))
+
+
+def outputs_of(config: SSTConfig) -> tuple:
     """What a page's cleaning must send back beyond the text, for these settings: any of
     "markdown", "html", "metadata" (and "links" to write links in the first two)."""
     out = {config.format} - {"text"}
@@ -97,114 +415,3 @@ def outputs_of(config: "SSTConfig") -> tuple:
     if config.format_links and out & {"markdown", "html"}:
         out.add("links")
     return tuple(sorted(out))
-
-
-def _opt_str(value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    value = str(value).strip()
-    return value or None
-
-
-def checked_number(name: str, raw: Any, kind: type, minimum: float) -> Any:
-    """``raw`` as ``kind`` (int or float), at least ``minimum``; a ``ValueError`` naming the
-    setting otherwise."""
-    try:
-        value = kind(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def load_config(settings: Any) -> SSTConfig:
-    """Read the ``SST_*`` settings (a Scrapy ``Settings`` or a plain dict).
-
-    Raises ``ValueError`` with the offending setting's name on a bad value, so a typo
-    stops the crawl at start-up instead of half-way through.
-    """
-
-    def get(name: str) -> Any:
-        value = settings.get(name) if hasattr(settings, "get") else None
-        return DEFAULTS[name] if value is None else value
-
-    def get_int(name: str, minimum: int) -> int:
-        return checked_number(name, get(name), int, minimum)
-
-    def get_bool(name: str) -> bool:
-        value = get(name)
-        if isinstance(value, str):
-            return value.strip().lower() not in ("0", "false", "no", "off", "")
-        return bool(value)
-
-    params = get("SST_PARAMS")
-    if isinstance(params, str):  # -s SST_PARAMS='{"alpha": 0.5}' on the command line
-        import json
-
-        params = json.loads(params) if params.strip() else {}
-    if hasattr(params, "copy_to_dict"):
-        params = params.copy_to_dict()
-    if not isinstance(params, dict):
-        raise ValueError(f"SST_PARAMS must be a dict, got {type(params).__name__}")
-    try:
-        timeout = float(get("SST_HOLD_TIMEOUT"))
-    except (TypeError, ValueError):
-        raise ValueError(f"SST_HOLD_TIMEOUT must be a number of seconds, got {get('SST_HOLD_TIMEOUT')!r}") from None
-    site_key = get("SST_SITE_KEY")
-    if not callable(site_key) and not isinstance(site_key, str):
-        raise ValueError("SST_SITE_KEY must be 'host', 'domain', a callable or its import path")
-    text_field = _opt_str(get("SST_TEXT_FIELD"))
-    if text_field is None:
-        raise ValueError("SST_TEXT_FIELD must name an item field")
-    model_dir = get("SST_MODEL_DIR")
-    fmt = str(get("SST_FORMAT")).strip().lower()
-    if fmt not in FORMATS:
-        raise ValueError(f"SST_FORMAT must be one of {', '.join(FORMATS)}, got {get('SST_FORMAT')!r}")
-    workers = str(get("SST_WORKERS")).strip().lower()
-    if workers in ("processes", "proc"):
-        workers = "process"
-    if workers in ("threads",):
-        workers = "thread"
-    if workers not in ("process", "thread"):
-        raise ValueError(f"SST_WORKERS must be 'process' or 'thread', got {get('SST_WORKERS')!r}")
-    if get("SST_PROCESSES") is None:
-        from sst_cleaner.scrapy._workers import default_processes
-
-        processes = default_processes()
-    else:
-        processes = get_int("SST_PROCESSES", 1)
-    worker_init = get("SST_WORKER_INIT")
-    if callable(worker_init):
-        raise ValueError(
-            "SST_WORKER_INIT must be an import path ('package.module.function'), "
-            "not the function itself: the worker processes import it"
-        )
-    return SSTConfig(
-        enabled=get_bool("SST_ENABLED"),
-        method=str(get("SST_METHOD")),
-        params=dict(params),
-        sample_pages=get_int("SST_SAMPLE_PAGES", 1),
-        min_fit_pages=get_int("SST_MIN_FIT_PAGES", 1),
-        max_model_pages=get_int("SST_MAX_MODEL_PAGES", 1),
-        max_held_items=get_int("SST_MAX_HELD_ITEMS", 0),
-        max_held_bytes=get_int("SST_MAX_HELD_BYTES", 0),
-        hold_timeout=max(0.0, timeout),
-        site_key=site_key,
-        model_dir=None if model_dir in (None, "") else str(model_dir),
-        text_field=text_field,
-        format=fmt,
-        format_links=get_bool("SST_FORMAT_LINKS"),
-        markdown_field=_opt_str(get("SST_MARKDOWN_FIELD")),
-        html_field=_opt_str(get("SST_HTML_FIELD")),
-        metadata_field=_opt_str(get("SST_METADATA_FIELD")),
-        sentences_field=_opt_str(get("SST_SENTENCES_FIELD")),
-        blocks_field=_opt_str(get("SST_BLOCKS_FIELD")),
-        source_field=_opt_str(get("SST_SOURCE_FIELD")),
-        url_field=_opt_str(get("SST_URL_FIELD")),
-        threads=get_int("SST_THREADS", 1),
-        workers=workers,
-        processes=processes,
-        worker_init=_opt_str(worker_init),
-        max_models=get_int("SST_MAX_MODELS", 0),
-    )

@@ -44,7 +44,6 @@ from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
-from sst_cleaner.engine._text import split_sentences
 
 #: tags counted as hyperlinks (4.1.3: "buttons and drop-down lists are treated as hyperlinks")
 LINK_TAGS = frozenset({"a", "button", "select"})
@@ -529,9 +528,7 @@ class CETDMethod:
         d = compute_densities(page.root, comment_like if self.skip_comments else None, inline_tags=self.inline_tags)
         roots = [d.elements[i] for i in select_content(d, self.density, self.text_nodes)]
         blocks = label_blocks(page, roots, d, self.density, self.inline_share)
-        kept = [b.text for b in blocks if b.label == INFORMATIVE]
-        sentences = [s for t in kept for s in split_sentences(t)]
-        return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method="cetd", title=page.title)
+        return CleanResult.from_blocks(blocks, "cetd", page.title)
 
     def to_dict(self) -> dict:
         return {"n_pages": self.n_pages}

@@ -47,7 +47,7 @@ from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
-from sst_cleaner.engine._text import count_features, features, split_sentences
+from sst_cleaner.engine._text import count_features, features
 from sst_cleaner.engine.methods.cetd import CETDMethod
 
 #: the paper's content-block tag
@@ -469,15 +469,13 @@ class InfoDiscovererMethod:
                 label_of[i] = INFORMATIVE if informative else NOISE
                 score_of[i] = 0.0 if cb.k == 0 else 1.0 - cb.h
         blocks = [Block(page.xpath_of(a.element), a.text, label_of[i], score_of[i]) for i, a in enumerate(pb.atoms)]
-        kept = [b.text for b in blocks if b.label == INFORMATIVE]
-        sentences = [s for t in kept for s in split_sentences(t)]
-        title = page.title
+        result = CleanResult.from_blocks(blocks, "infodiscoverer", page.title)
         t_ids = self.entropy.ids(pb.title_feats)
         if t_ids:
             h_title = float(self.entropy.entropy_of_ids(t_ids).mean())
-            if h_title >= thr and sentences:
-                title = sentences[0]  # a redundant TITLE: the informative block's first sentence
-        return CleanResult("\n".join(kept), sentences, blocks, "infodiscoverer", title)
+            if h_title >= thr and result.sentences:
+                result.title = result.sentences[0]  # a redundant TITLE: the informative block's first sentence
+        return result
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -58,7 +58,7 @@ from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
-from sst_cleaner.engine._text import count_features, features, split_sentences
+from sst_cleaner.engine._text import count_features, features
 from sst_cleaner.engine.methods.infodiscoverer import TermEntropy, page_fallback
 
 #: characters of text taken on each side of an anchor for API ("bounded surrounding text")
@@ -494,11 +494,7 @@ class WisdomMethod:
             blocks.append(
                 Block(page.xpath_of(tb.element), tb.text, INFORMATIVE if share >= 0.5 else NOISE, max(score, 0.0))
             )
-        kept = [b.text for b in blocks if b.label == INFORMATIVE]
-        sentences = [s for t in kept for s in split_sentences(t)]
-        return CleanResult(
-            "\n".join(kept), sentences, blocks, "wisdom", page.title, link_blocks=self.link_blocks(tree, toc_blocks)
-        )
+        return CleanResult.from_blocks(blocks, "wisdom", page.title, self.link_blocks(tree, toc_blocks))
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from sst_cleaner.engine.methods.sst.style_tree import (
+from sst_cleaner.engine.methods.sst.site_style_tree import (
     MERGE_EPOCH,
     ElementNode,
     SiteStyleTree,
@@ -296,6 +296,32 @@ def merge_elements(keep: ElementNode, gone: ElementNode) -> ElementNode:
     return resolve(keep)
 
 
+class _Charsets:
+    """Characteristic feature sets for one :func:`_merge_below`: a clean node keeps its
+    set on itself (valid while it does not change, so later refreshes reuse it); a dirty
+    node's is only good until it changes, so it is kept here, for this call."""
+
+    __slots__ = ("freq", "cache")
+
+    def __init__(self, freq: float):
+        self.freq = freq
+        self.cache: dict[int, frozenset] = {}
+
+    def get(self, x: ElementNode) -> frozenset:
+        if not x.dirty and x.charset is not None:
+            return x.charset
+        got = self.cache.get(id(x))
+        if got is None:
+            got = self.cache[id(x)] = characteristic_features(x, self.freq)
+            if not x.dirty:
+                x.charset = got
+        return got
+
+    def forget(self, x: ElementNode) -> None:
+        """``x`` is about to take another node's statistics: its set is no longer its own."""
+        self.cache.pop(id(x), None)
+
+
 def _merge_below(E: ElementNode, freq: float, sim: float) -> int:
     groups: dict[str, list] = {}
     for si, S in enumerate(E.styles):
@@ -303,64 +329,63 @@ def _merge_below(E: ElementNode, freq: float, sim: float) -> int:
             groups.setdefault(e.key, []).append((si, e))
     merged = 0
     budget = _MAX_PAIRS_PER_NODE
-    cache: dict[int, frozenset] = {}
-
-    def charset(x: ElementNode) -> frozenset:
-        if not x.dirty and x.charset is not None:
-            return x.charset
-        got = cache.get(id(x))
-        if got is None:
-            got = cache[id(x)] = characteristic_features(x, freq)
-            if not x.dirty:
-                x.charset = got
-        return got
-
+    charsets = _Charsets(freq)
     for items in groups.values():
         if len({si for si, _ in items}) < 2 or not any(e.dirty for _, e in items):
             continue
-        # pairs of nodes untouched since the last refresh were compared then (same
-        # statistics, same answer): clean nodes only stand as candidates, dirty ones seek
-        items.sort(key=lambda it: (it[1].dirty, it[0]))
-        reps: list[list] = []  # [element node, set of style indices it sits in]
-        by_id: dict[int, list] = {}
-        for si, e in items:
-            e = resolve(e)
-            placed = False
-            if not e.dirty:
-                rep = by_id.get(id(e))
-                if rep is not None:
-                    rep[1].add(si)
-                else:
-                    rep = [e, {si}]
-                    reps.append(rep)
-                    by_id[id(e)] = rep
-                continue
-            for rep in reps:
-                r = resolve(rep[0])
-                if r is e:
-                    rep[1].add(si)
-                    placed = True
-                    break
-                if si in rep[1] or budget <= 0:
-                    continue
-                budget -= 1
-                i1, i2 = charset(r), charset(e)
-                if not i1 or not i2:
-                    continue
-                inter = len(i1 & i2)
-                if inter and inter / (len(i1) + len(i2) - inter) >= sim:
-                    cache.pop(id(r), None)
-                    rep[0] = merge_elements(r, e)
-                    rep[1].add(si)
-                    merged += 1
-                    placed = True
-                    break
-            if not placed:
-                reps.append([e, {si}])
+        done, budget = _merge_group(items, charsets, sim, budget)
+        merged += done
     if merged:
         for S in E.styles:
             S.resolved()
     return merged
+
+
+def _merge_group(items: list, charsets: _Charsets, sim: float, budget: int) -> tuple[int, int]:
+    """Merge the element nodes of one (TAG, Attr) below an element node, ``items`` being
+    ``(style index, element node)`` pairs; two nodes in the same style node are never
+    merged. Returns (merges done, comparisons left of ``budget``)."""
+    merged = 0
+    # pairs of nodes untouched since the last refresh were compared then (same
+    # statistics, same answer): clean nodes only stand as candidates, dirty ones seek
+    items.sort(key=lambda it: (it[1].dirty, it[0]))
+    reps: list[list] = []  # [element node, set of style indices it sits in]
+    by_id: dict[int, list] = {}
+    for si, e in items:
+        e = resolve(e)
+        placed = False
+        if not e.dirty:
+            rep = by_id.get(id(e))
+            if rep is not None:
+                rep[1].add(si)
+            else:
+                rep = [e, {si}]
+                reps.append(rep)
+                by_id[id(e)] = rep
+            continue
+        for rep in reps:
+            r = resolve(rep[0])
+            if r is e:
+                rep[1].add(si)
+                placed = True
+                break
+            if si in rep[1] or budget <= 0:
+                continue
+            budget -= 1
+            i1, i2 = charsets.get(r), charsets.get(e)
+            if not i1 or not i2:
+                continue
+            inter = len(i1 & i2)
+            if inter and inter / (len(i1) + len(i2) - inter) >= sim:
+                charsets.forget(r)
+                rep[0] = merge_elements(r, e)
+                rep[1].add(si)
+                merged += 1
+                placed = True
+                break
+        if not placed:
+            reps.append([e, {si}])
+    return merged, budget
 
 
 def merge_siblings(

@@ -28,15 +28,8 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._result import INFORMATIVE, NOISE
-from sst_cleaner.engine.methods.sst.style_tree import (
-    TEXT_KEY,
-    ElementNode,
-    PageNode,
-    SiteStyleTree,
-    build_page_tree,
-    find_style,
-    resolve,
-)
+from sst_cleaner.engine.methods.sst.page_style_tree import TEXT_KEY, PageNode, build_page_tree
+from sst_cleaner.engine.methods.sst.site_style_tree import ElementNode, SiteStyleTree, find_style, resolve
 
 #: internal label of an element the mapping went through (resolved per element later)
 DESCEND = "descend"

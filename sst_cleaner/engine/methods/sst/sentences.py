@@ -55,8 +55,6 @@ class SentencesMethod(SiteStatsModel):
 
     def clean(self, page: PreparedPage) -> CleanResult:
         blocks: list[Block] = []
-        lines: list[str] = []
-        kept_all: list[str] = []
         for b, scored in self._scored(page):
             t = self.node_thresholds.get(b.key, self.threshold)
             kept = [s.text for s, e in scored if e <= t]
@@ -70,12 +68,8 @@ class SentencesMethod(SiteStatsModel):
                     sentences=kept,
                 )
             )
-            if kept:
-                lines.append(" ".join(kept))
-                kept_all.extend(kept)
-        return CleanResult(
-            text="\n".join(lines), sentences=kept_all, blocks=blocks, method="sentences", title=page.title
-        )
+        # each informative block's line is its kept sentences, not its whole text
+        return CleanResult.from_blocks(blocks, "sentences", page.title)
 
     def tune(self, labeled_pages: Iterable[tuple]) -> dict[str, float]:
         """Pick T per node from ``(page, gold_text)`` pairs (page: html, (url, html) or a

@@ -1,8 +1,9 @@
 """The Site Style Tree method (Yi, Liu & Li, KDD 2003) as ``SiteCleaner(method="sst")``.
 
-Fig. 8 of the paper: build the SST from the site's pages (:mod:`.style_tree`), compute
-composite importance and mark the maximal noisy / meaningful element nodes
-(:mod:`.importance`), then clean a page by mapping it onto the SST (:mod:`.mapping`).
+Fig. 8 of the paper: build the SST from the site's pages (:mod:`.page_style_tree`,
+:mod:`.site_style_tree`), compute composite importance and mark the maximal noisy /
+meaningful element nodes (:mod:`.importance`), then clean a page by mapping it onto the
+SST (:mod:`.mapping`).
 
 Output unit: the page's text blocks (:func:`sst_cleaner.engine._segment.text_blocks`); a block
 is informative when its element is kept by the mapping, its score is the CompImp of the
@@ -21,13 +22,13 @@ CompImp 1), the page-level CETD method cleans the page (``result.method == "cetd
 
 Parameters: ``t`` noise threshold (0.4), ``gamma`` attenuating factor (0.9), ``match``
 ``"exact"`` (the paper) or ``"tolerant"`` (LCS alignment of child sequences, see
-:mod:`.style_tree`), ``tolerance`` (0.6), ``merge`` (3.6 merge of sibling element
+:mod:`.site_style_tree`), ``tolerance`` (0.6), ``merge`` (3.6 merge of sibling element
 nodes, True), ``merge_freq``/``merge_sim`` (0.85/0.85), ``local_noise`` (True),
 ``epsilon`` (0.01), ``max_features`` (features stored per leaf element node, 400),
 ``principal_class`` (False: keys with the first class name only, see
-:func:`sst_cleaner.engine.methods.sst.style_tree.element_key`).
+:func:`sst_cleaner.engine.methods.sst.page_style_tree.element_key`).
 
-Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree.tree_to_dict>}``.
+Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree_json.tree_to_dict>}``.
 """
 
 from __future__ import annotations
@@ -50,22 +51,14 @@ from sst_cleaner.engine.methods.sst.importance import (
     refresh,
 )
 from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
-from sst_cleaner.engine.methods.sst.style_tree import (
-    SiteStyleTree,
-    TreeFormatError,
-    build_page_tree,
-    tree_from_dict,
-    tree_to_dict,
-)
+from sst_cleaner.engine.methods.sst.page_style_tree import build_page_tree
+from sst_cleaner.engine.methods.sst.site_style_tree import SiteStyleTree
+from sst_cleaner.engine.methods.sst.style_tree_json import TreeFormatError, tree_from_dict, tree_to_dict
 
 
 def _page_level(page: PreparedPage) -> CleanResult:
     """The fallback without a usable site model: CETD's page-level labels."""
-    blocks = label_blocks(page, extract_content(page.root))
-    method = "cetd"
-    kept = [b.text for b in blocks if b.label == INFORMATIVE]
-    sentences = [s for t in kept for s in split_sentences(t)]
-    return CleanResult(text="\n".join(kept), sentences=sentences, blocks=blocks, method=method, title=page.title)
+    return CleanResult.from_blocks(label_blocks(page, extract_content(page.root)), "cetd", page.title)
 
 
 @register_method("sst")
@@ -151,8 +144,6 @@ class SSTMethod:
         mapping = map_page(sst, self._page_tree(page, False), descend_meaningful=self.local_noise)
         info, leaf_of = resolve_labels(mapping, page.root)
         blocks: list[Block] = []
-        kept_text: list[str] = []
-        kept_sents: list[str] = []
         xpath_of = page.xpath_of
         for tb in text_blocks(page.root):
             el = tb.element
@@ -165,13 +156,10 @@ class SSTMethod:
                     text, sentences = self._drop_local_noise(leaf, text)
                     if not text:
                         label, text = NOISE, tb.text
+            # a block whose locally noisy sentences were dropped carries the kept ones
+            # (its text is them joined), which from_blocks takes as they are
             blocks.append(Block(xpath_of(el), text, label, float(comp), sentences))
-            if label == INFORMATIVE:
-                kept_text.append(text)
-                kept_sents.extend(sentences if sentences is not None else split_sentences(text))
-        return CleanResult(
-            text="\n".join(kept_text), sentences=kept_sents, blocks=blocks, method="sst", title=page.title
-        )
+        return CleanResult.from_blocks(blocks, "sst", page.title)
 
     def _drop_local_noise(self, leaf, text: str) -> tuple[str, Optional[list]]:
         noisy = self._noisy_feats.get(id(leaf))

@@ -1,0 +1,217 @@
+"""Unit tests of the hold book (sst_cleaner/scrapy/_holds.py) alone: no Scrapy, no
+crawl, small fake pages and a fake clock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from sst_cleaner.scrapy._holds import HoldBook
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakePage:
+    """What the book reads of a page: its site and its size."""
+
+    def __init__(self, site: str, size: int = 10):
+        self.site = site
+        self.size = size
+
+
+class FakeStats:
+    def __init__(self):
+        self.counts: Counter = Counter()
+        self.maxima: dict = {}
+        self.max_calls = 0
+
+    def inc(self, key, count=1):
+        self.counts[key] += count
+
+    def max_stat(self, key, value):
+        self.max_calls += 1
+        self.maxima[key] = max(self.maxima.get(key, value), value)
+
+
+class FakeClock:
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_book(**kw):
+    stats, clock = FakeStats(), FakeClock()
+    args = dict(sample_pages=3, max_held_items=100, max_held_bytes=10_000, hold_timeout=60.0, clock=clock)
+    args.update(kw)
+    return HoldBook(stats, **args), stats, clock
+
+
+def held_site(book, clock, site, items=(), pages=1, page_size=10):
+    """Open a hold for ``site`` at the clock's time, with sample pages and held items;
+    the clock then moves on a second, so holds opened later are younger."""
+    hold = book.open(site)
+    for _ in range(pages):
+        book.add_sample_page(hold, FakePage(site, page_size))
+    for item in items:
+        book.hold_item(hold, item)
+    clock.now += 1
+    return hold
+
+
+def test_sample_keeps_sample_pages_pages_and_counts_every_page_once():
+    book, _, _ = make_book(sample_pages=2)
+    hold = book.open("a")
+    pages = [FakePage("a", 100), FakePage("a", 200), FakePage("a", 300)]
+    for page in pages:
+        book.add_sample_page(hold, page)
+    book.add_sample_page(hold, pages[0])  # the same page again (a second item's record)
+    assert hold.pages == pages[:2]
+    assert hold.bytes == book.held_bytes == 600
+    assert book.sample_complete(hold)
+    hold.building = True
+    assert not book.sample_complete(hold)
+
+
+def test_sample_pages_reach_the_listener_only_outside_a_fit():
+    told = []
+    book, _, _ = make_book(on_sample_page=lambda site, page: told.append((site, page)))
+    hold = book.open("a")
+    first, second = FakePage("a"), FakePage("a")
+    book.add_sample_page(hold, first)
+    hold.building = True
+    book.add_sample_page(hold, second)
+    assert told == [("a", first)]
+    assert book.held_bytes == 20  # counted either way
+
+
+def test_held_items_are_counted_and_released_in_order():
+    book, stats, _ = make_book()
+    hold = book.open("a")
+    for item in ("x", "y", "z"):
+        book.hold_item(hold, item)
+    assert book.held_items == 3 and book.pending() == 3 and stats.counts["items_held"] == 3
+    book.drop_hold(hold)
+    assert list(book.ready) == ["x", "y", "z"]
+    assert book.held_items == 0 and book.held_bytes == 0 and book.pending() == 3
+    assert stats.counts["items_released"] == 3
+    assert book.get("a") is None and not book.is_current(hold)
+
+
+def test_items_cap_evicts_the_longest_held_first_until_within_the_cap():
+    book, stats, clock = make_book(max_held_items=4)
+    old = held_site(book, clock, "old", items=["o1", "o2"])
+    mid = held_site(book, clock, "mid", items=["m1", "m2"])
+    new = held_site(book, clock, "new", items=["n1"])
+    book.enforce_bounds()
+    assert list(book.ready) == ["o1", "o2"]
+    assert book.get("old") is None and book.is_current(mid) and book.is_current(new)
+    assert book.held_items == 3 and stats.counts["evictions"] == 1
+    assert old.pages  # an evicted hold's sample is simply forgotten by the book
+    assert book.held_bytes == 20  # the pages of mid and new
+
+
+def test_bytes_cap_evicts_by_age_not_by_size():
+    book, stats, clock = make_book(max_held_bytes=250)
+    held_site(book, clock, "small-old", items=["s"], page_size=10)
+    held_site(book, clock, "big-young", items=["b"], page_size=200)
+    held_site(book, clock, "mid", items=["m"], page_size=50)
+    book.enforce_bounds()
+    assert book.get("small-old") is None and book.get("big-young") is not None
+    assert book.held_bytes == 250 and list(book.ready) == ["s"]
+    assert stats.counts["evictions"] == 1
+
+
+def test_a_hold_being_fitted_is_evicted_last_and_keeps_its_sample():
+    book, stats, clock = make_book(max_held_items=1, sample_pages=2)
+    fitting = held_site(book, clock, "fitting", pages=2, page_size=100)  # the oldest
+    fitting.building = True
+    extra = FakePage("fitting", 1000)  # a page that came during the fit
+    book.add_sample_page(fitting, extra)
+    book.hold_item(fitting, "f1")
+    held_site(book, clock, "young", items=["y1", "y2"])
+    book.enforce_bounds()
+    # the younger site went first; that was enough, so the fit was not touched
+    assert list(book.ready) == ["y1", "y2"]
+    assert fitting.items == ["f1"] and fitting.bytes == 1200
+    # past the cap again with only the fitted site left: its items and extra page go,
+    # its sample (what the fit reads) stays, and so does the hold
+    book.hold_item(fitting, "f2")
+    book.enforce_bounds()
+    assert list(book.ready) == ["y1", "y2", "f1", "f2"]
+    assert book.is_current(fitting) and fitting.building
+    assert len(fitting.pages) == 2 and fitting.bytes == 200 == book.held_bytes
+    assert book.held_items == 0 and stats.counts["evictions"] == 2
+
+
+def test_enforce_bounds_within_the_caps_evicts_nothing():
+    book, stats, clock = make_book(max_held_items=2, max_held_bytes=20)
+    held_site(book, clock, "a", items=["x"])
+    held_site(book, clock, "b", items=["y"])
+    book.enforce_bounds()
+    assert not book.ready and stats.counts["evictions"] == 0
+
+
+def test_peaks_are_written_only_when_they_rise():
+    book, stats, clock = make_book()
+    hold = held_site(book, clock, "a", items=["x", "y"], page_size=30)
+    book.enforce_bounds()
+    assert stats.maxima == {"peak_held_bytes": 30, "peak_held_items": 2}
+    calls = stats.max_calls
+    book.drop_hold(hold)
+    book.enforce_bounds()
+    assert stats.max_calls == calls  # lower than the peak: nothing written
+    held_site(book, clock, "b", items=["z"] * 3, page_size=10)
+    book.enforce_bounds()
+    assert stats.maxima == {"peak_held_bytes": 30, "peak_held_items": 3}
+
+
+def test_timeouts_fit_only_idle_holds_with_items_held_long_enough():
+    book, stats, clock = make_book(hold_timeout=60.0)
+    old = held_site(book, clock, "old", items=["o"])
+    held_site(book, clock, "no-items")
+    fitting = held_site(book, clock, "fitting", items=["f"])
+    fitting.building = True
+    young = book.open("young")
+    book.hold_item(young, "y")
+    clock.now = old.since + 60.0  # old is exactly at the timeout, young is not
+    fitted = book.check_timeouts(lambda hold: hold.site)
+    assert fitted == ["old"] and stats.counts["hold_timeouts"] == 1
+    clock.now = young.since + 59.0
+    assert book.check_timeouts(lambda hold: hold.site) == ["old"]
+    clock.now = young.since + 60.0
+    assert book.check_timeouts(lambda hold: hold.site) == ["old", "young"]
+
+
+def test_fit_ended_releases_the_items_and_hands_back_the_waiters():
+    book, _, clock = make_book()
+    hold = held_site(book, clock, "a", items=["x"])
+    hold.building = True
+    hold.waiters.extend(["w1", "w2"])
+    assert book.fit_ended(hold) == ["w1", "w2"]
+    assert not hold.building and not hold.waiters and book.get("a") is None
+    assert list(book.ready) == ["x"] and book.held_bytes == 0
+
+
+def test_status_for_the_periodic_log_line():
+    book, _, clock = make_book()
+    held_site(book, clock, "a", items=["x"])
+    held_site(book, clock, "b", items=["y", "z"]).building = True
+    held_site(book, clock, "c")
+    clock.now += 10
+    items, sites, gathering, oldest = book.status()
+    assert (items, sites, gathering) == (3, 3, 2)
+    assert oldest == 13.0  # "a"; "c" is older than "b" but holds no item
+
+
+def test_the_hold_book_imports_without_scrapy_or_twisted():
+    code = (
+        "import sys; import sst_cleaner.scrapy._holds; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')); "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
