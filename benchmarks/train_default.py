@@ -334,6 +334,28 @@ def comment_prose(X) -> np.ndarray:
     )
 
 
+def nearly_empty_fallback(p, rows, partner, th: float, share: float, factor: float) -> np.ndarray:
+    """Site rows' verdicts with the method's nearly-empty rule: a page whose site verdict
+    keeps fewer than 10 words, or less than ``share`` of the page's words, takes the page
+    scorer's verdict when that keeps more (``factor`` times more past 10 words)."""
+    keep = p >= th
+    out = keep.copy()
+    by_pid: dict = defaultdict(list)
+    for i, pid in enumerate(rows["pid"]):
+        if partner[i] >= 0:
+            by_pid[pid].append(i)
+    w = rows["w"]
+    for idx in by_pid.values():
+        idx = np.array(idx)
+        kept, total = w[idx][keep[idx]].sum(), w[idx].sum()
+        if kept >= 10 and kept >= share * total:
+            continue
+        alone = keep[partner[idx]]
+        if w[idx][alone].sum() > (kept if kept < 10 else factor * kept):
+            out[idx] = alone
+    return out
+
+
 def report(name, mask, rows, shown) -> dict:
     f1 = page_f1(mask, rows["pid"], rows["tok"], rows["gold"])
     out = {}
@@ -383,6 +405,12 @@ def main():
         default=[],
         help="learn without these features (their column set to 0), to measure what they bring",
     )
+    ap.add_argument(
+        "--empty-share",
+        type=lambda v: [float(x) for x in v.split(",") if x],
+        default=[],
+        help="also report the nearly-empty rule with these shares of the page's words",
+    )
     ap.add_argument("--comment-rule", action="store_true", help="also report with comment prose always dropped")
     ap.add_argument(
         "--blend",
@@ -419,6 +447,9 @@ def main():
         partner = page_partner(rows)
         for weight in args.blend:
             report(f"LOCO blend site={weight}", blended(p1, partner, weight) >= args.threshold, rows, shown)
+        for share in args.empty_share:
+            mask = nearly_empty_fallback(p1, rows, partner, args.threshold, share, 3.0)
+            report(f"LOCO, nearly empty below {share}", mask, rows, shown)
         if args.comment_rule:
             prose = comment_prose(rows["X"])
             report("LOCO, comment prose dropped", (p1 >= args.threshold) & ~prose, rows, shown)
@@ -436,6 +467,9 @@ def main():
         partner = page_partner(rows)
         for weight in args.blend:
             report(f"CV blend site={weight}", blended(p, partner, weight) >= args.threshold, rows, shown)
+        for share in args.empty_share:
+            mask = nearly_empty_fallback(p, rows, partner, args.threshold, share, 3.0)
+            report(f"CV, nearly empty below {share}", mask, rows, shown)
         if args.comment_rule:
             prose = comment_prose(rows["X"])
             report("CV, comment prose dropped", (p >= args.threshold) & ~prose, rows, shown)

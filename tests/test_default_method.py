@@ -189,6 +189,21 @@ def test_comments_are_left_out_unless_asked_for(fit):
     assert sum(1 for p in paras if p in kept) >= 4, kept
 
 
+def test_comment_prose_outside_the_main_container_goes_whatever_the_scorer_says(monkeypatch):
+    # a scorer that keeps every sentence: the convention rule alone drops the comments,
+    # which sit outside the article's prose container; the article stays
+    html, paras = page_with_comments(77)
+    cleaner = SiteCleaner()
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
+    text = cleaner.clean(html).text
+    assert all(p in text for p in paras), text
+    assert not any(c in text for c in COMMENTS), text
+    assert "Most read" in text  # not comment prose: the rule leaves it to the scorer
+    keeping = SiteCleaner(include_comments=True)
+    monkeypatch.setattr(keeping._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
+    assert all(c in keeping.clean(html).text for c in COMMENTS)
+
+
 def test_clean_before_fit_works():
     html, paras = site_page(5)
     result = SiteCleaner().clean(html)

@@ -311,6 +311,7 @@ def sentence_features(
 
 
 _REC, _NODE_RATE = FEATURE_NAMES.index("sent_rec"), FEATURE_NAMES.index("node_rate")
+_IN_TOP = FEATURE_NAMES.index("in_top")
 
 
 def _add_cohort(rows: list) -> None:
@@ -609,6 +610,11 @@ class HybridMethod(SiteStatsModel):
         probs = self._scorers.predict(rows, alone)
         if self.include_comments:
             probs = [1.0 if _is_comment_prose(b, s) else p for (b, s, _f), p in zip(rows, probs)]
+        else:
+            # the article convention, made a rule where the scorers are unsure of it:
+            # comment prose outside the page's main prose container goes (inside it, a
+            # container named like comments is more often the article's own wording)
+            probs = [0.0 if f[_IN_TOP] < 0.5 and _is_comment_prose(b, s) else p for (b, s, f), p in zip(rows, probs)]
         return rows, probs
 
     def clean(self, page: PreparedPage) -> CleanResult:
