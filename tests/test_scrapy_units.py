@@ -97,7 +97,7 @@ def test_answers_that_finish_together_reach_the_reactor_in_order_with_one_wake_u
     monkeypatch.setattr(reactor, "callFromThread", lambda f, *a: wake_ups.append((f, a)))
     store = SiteModelStore(load_config({"SST_METHOD": "cetd"}))
     futures = [Future() for _ in range(5)]
-    deferreds = [store._deferred(f) for f in futures]
+    deferreds = [store.dispatch.deferred(f) for f in futures]
     got = []
     for i, d in enumerate(deferreds):
         d.addCallbacks(lambda v, i=i: got.append((i, v)), lambda fail, i=i: got.append((i, fail.value)))
@@ -120,7 +120,7 @@ def test_answers_that_finish_together_reach_the_reactor_in_order_with_one_wake_u
     assert got == [(1, "fired early"), (0, "answer 0"), (2, "answer 2"), (3, boom), (4, "answer 4")]
     # the next answer wakes the reactor again
     later = Future()
-    store._deferred(later).addCallback(lambda v: got.append(("later", v)))
+    store.dispatch.deferred(later).addCallback(lambda v: got.append(("later", v)))
     later.set_result("x")
     assert len(wake_ups) == 1
     wake_ups[0][0]()

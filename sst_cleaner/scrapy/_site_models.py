@@ -24,15 +24,13 @@ runs, by ``SST_WORKERS``:
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.scrapy._dispatch import Dispatcher
 from sst_cleaner.scrapy._item_pages import ItemPages, PageRecord
 from sst_cleaner.scrapy._settings import SSTConfig
 from sst_cleaner.scrapy._site_keys import domain_key, host_key, resolve_site_key
@@ -100,26 +98,10 @@ class SiteModelStore:
         self._dirty: set[str] = set()
         self._load_tried: set[str] = set()
         self._refine_budget: Any = None
-        self._spill_dir: Optional[str] = None  # temporary folder of evicted worker models
         self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self.item_pages = ItemPages(self.max_stat)
-        self._executor: Optional[ThreadPoolExecutor] = None
         self._fallback: Optional[SiteCleaner] = None
-        # SST_WORKERS = "process": the worker processes, calls waiting for them to
-        # start, each site's page count in its worker, and refinements not yet run
-        self._pool: Any = None
-        self._pending_calls: Optional[list] = None
-        self._workers_given_up = False
-        self._remote_pages: dict[str, int] = {}
-        self._spawned_seen = 0
-        self._outstanding: set = set()
-        self._seq = itertools.count()
-        self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
-        self._culprits: dict[tuple[int, int], int] = {}
-        # outcomes of finished calls waiting for the reactor thread (see _hand_over)
-        self._inbox: list[tuple[Any, Optional[BaseException], Any]] = []
-        self._inbox_lock = threading.Lock()
-        self._inbox_scheduled = False
+        self.dispatch = Dispatcher(config, self._models, self.inc)
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
         try:
@@ -142,32 +124,16 @@ class SiteModelStore:
     def open(self) -> None:
         global _ACTIVE
         _ACTIVE = self
-        self._start_workers()
+        self.dispatch.start()
 
     def close(self) -> None:
         global _ACTIVE
         try:
-            if self._pool is not None:  # refinements not started: dropped
-                self._pool.skip_refinements()
-            for future in list(self._outstanding):
-                future.cancel()
-            if self._executor is not None:
-                # refinements not started yet are dropped; running ones finish first, so
-                # the saved models are never written while a thread changes them
-                self._executor.shutdown(wait=True, cancel_futures=True)
-                self._executor = None
+            self.dispatch.stop_work()
             self.save_all()
         finally:
             self.item_pages.close()
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
-            if self._spill_dir is not None:
-                import shutil
-
-                shutil.rmtree(self._spill_dir, ignore_errors=True)
-                self._spill_dir = None
-            self._pending_calls = None
+            self.dispatch.shutdown()
             if _ACTIVE is self:
                 _ACTIVE = None
 
@@ -270,9 +236,10 @@ class SiteModelStore:
                     self.inc("errors")
             elif model is not None and site_key not in self._models:
                 self._models[site_key] = model
-                if self._pool is not None:  # the site's worker gets the checked data, not the path
-                    self._remote_pages[site_key] = model.n_pages
-                    self._call(site_key, "put", (data,), lambda: None).addErrback(
+                # the site's worker gets the checked data, not the path
+                sent = self.dispatch.give_model(site_key, data, model.n_pages)
+                if sent is not None:
+                    sent.addErrback(
                         lambda f: logger.warning(
                             "sst: the worker could not take the model of %s: %s", site_key, f.value
                         )
@@ -289,7 +256,7 @@ class SiteModelStore:
     def save_all(self) -> None:
         if not self.config.model_dir:
             return
-        remote = self._save_in_workers(sorted(self._dirty))
+        remote = self.dispatch.save_in_workers(sorted(self._dirty), self.model_path)
         for site in sorted(self._dirty):
             model = self._models.get(site)
             if model is None:
@@ -307,30 +274,6 @@ class SiteModelStore:
                 logger.exception("sst: could not save the model of site %s", site)
                 self.inc("errors")
         self._dirty.clear()
-
-    def _save_in_workers(self, sites: list[str]) -> set[str]:
-        """Process mode: the sites' workers (which hold the refined models) save them;
-        the sites they saved. The rest are saved from the local copies."""
-        pool = self._pool
-        if pool is None or self._pending_calls is not None:
-            return set()
-        futures = {
-            site: pool.submit(pool.index(site), "save", site, self.model_path(site))
-            for site in sites
-            if site in self._models
-        }
-        saved = set()
-        for site, future in futures.items():
-            try:
-                if future.result(timeout=120):
-                    saved.add(site)
-            except Exception as exc:  # a dead worker: the local copy is saved instead
-                logger.warning(
-                    "sst: the worker could not save the model of site %s (%r); saving the copy made when it was built",
-                    site,
-                    exc,
-                )
-        return saved
 
     # -- the item -> page map and the released bytes (see ItemPages)
     @property
@@ -365,205 +308,6 @@ class SiteModelStore:
     def release_out_waiters(self) -> None:
         self.item_pages.release_out_waiters()
 
-    # -- CPU work: threads or worker processes ------------------------------------------
-    @property
-    def uses_processes(self) -> bool:
-        """Whether CPU work goes (or is about to go) to worker processes."""
-        return self._pool is not None
-
-    def _start_workers(self) -> None:
-        """``SST_WORKERS = "process"``: start the worker processes in the background.
-
-        Worker 0 starts now, the others when their first site needs them. Calls made
-        before worker 0 has answered its start call wait in ``_pending_calls``; if it
-        cannot start (e.g. a custom method that
-        ``SST_WORKER_INIT`` does not register there), the crawl uses threads instead.
-        """
-        from sst_cleaner.scrapy._workers import WorkerPool
-
-        cfg = self.config
-        if cfg.workers != "process" or self._pool is not None or self._workers_given_up:
-            return
-        if cfg.max_models and not cfg.model_dir and self._spill_dir is None:
-            import tempfile
-
-            # evicted models of this crawl only: removed at the close
-            self._spill_dir = tempfile.mkdtemp(prefix="sst-models-")
-        self._pool = WorkerPool(
-            cfg.processes, cfg.method, cfg.params, cfg.worker_init, cfg.max_models, cfg.model_dir or self._spill_dir
-        )
-        self._pending_calls = []
-        self._deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
-        self._count_spawned()
-
-    def _count_spawned(self) -> None:
-        pool = self._pool
-        if pool is not None and pool.spawned > self._spawned_seen:
-            self.inc("worker_processes", pool.spawned - self._spawned_seen)
-            self._spawned_seen = pool.spawned
-
-    def _workers_started(self, pid: Any) -> None:
-        if self._pool is None:  # the crawl ended (or went to threads) before worker 0 answered
-            return
-        logger.info(
-            "sst: worker processes up (SST_WORKERS = 'process', SST_PROCESSES = %d; each "
-            "starts when its first site needs it)",
-            self._pool.n,
-        )
-        self._run_pending_calls()
-
-    def _workers_not_started(self, failure: Any) -> None:
-        if self._pool is None:  # closed meanwhile: nothing waits for the workers any more
-            return
-        exc = getattr(failure, "value", failure)
-        logger.warning(
-            "sst: worker processes could not start (%r); fitting and cleaning run in "
-            "threads instead. A custom method must be registered in the workers too: "
-            "see SST_WORKER_INIT",
-            exc,
-        )
-        self.inc("errors")
-        self.inc("errors/workers")
-        self._use_threads()
-        self._run_pending_calls()
-
-    def _use_threads(self) -> None:
-        self._workers_given_up = True
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)
-        self._remote_pages.clear()
-
-    def _run_pending_calls(self) -> None:
-        calls, self._pending_calls = self._pending_calls or [], None
-        for d, site, op, args, thread_fn in calls:
-            self._call(site, op, args, thread_fn).chainDeferred(d)
-
-    def _deferred(self, future):
-        """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
-        outcome (never fired for a future cancelled at close)."""
-        from twisted.internet import defer
-
-        d: defer.Deferred = defer.Deferred()
-
-        def done(f) -> None:
-            if f.cancelled():  # dropped at close: nobody waits for it any more
-                return
-            exc = f.exception()
-            self._hand_over(d, exc, None if exc is not None else f.result())
-
-        future.add_done_callback(done)
-        return d
-
-    def _hand_over(self, d: Any, exc: Optional[BaseException], value: Any) -> None:
-        """Queue a call's outcome for the reactor thread, waking the reactor once for all
-        the outcomes that arrive before it gets round to them: each wake-up is a turn of
-        the event loop taken from the crawl, and answers of a worker process often come
-        in bursts (a site's backlog after its model is built)."""
-        from twisted.internet import reactor
-
-        with self._inbox_lock:
-            self._inbox.append((d, exc, value))
-            if self._inbox_scheduled:
-                return
-            self._inbox_scheduled = True
-        reactor.callFromThread(self._drain_inbox)
-
-    def _drain_inbox(self) -> None:
-        with self._inbox_lock:
-            batch, self._inbox = self._inbox, []
-            self._inbox_scheduled = False
-        for d, exc, value in batch:  # in the order the calls finished
-            try:
-                if exc is not None:
-                    d.errback(exc)
-                else:
-                    d.callback(value)
-            except Exception:  # e.g. fired twice: never keep the rest of the batch waiting
-                logger.exception("sst: handing a worker's answer to the crawl failed")
-
-    def _call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any], retry: bool = True):
-        """Deferred of ``op`` on ``site``: in the site's worker process, or ``thread_fn()``
-        in a worker thread (thread mode, or after the workers were given up)."""
-        from twisted.internet.defer import Deferred
-
-        if self._pending_calls is not None:
-            d: Deferred = Deferred()
-            self._pending_calls.append((d, site, op, args, thread_fn))
-            return d
-        if self._pool is None:
-            return self.run(thread_fn)
-        pool = self._pool
-        i = pool.index(site)
-        generation = pool.generation[i]
-        future = pool.submit(i, op, site, *args)
-        self._count_spawned()
-        seq = next(self._seq)
-        # calls of this worker not yet answered, in the order the worker runs them: when
-        # it dies, the oldest is the one it was running
-        inflight = self._inflight.setdefault((i, generation), {})
-        inflight[seq] = future
-
-        def answered(f) -> None:
-            if f.cancelled() or not isinstance(f.exception(), BrokenProcessPool):
-                inflight.pop(seq, None)
-
-        future.add_done_callback(answered)
-        if op == "refine":
-            self._outstanding.add(future)
-            future.add_done_callback(self._outstanding.discard)
-        d = self._deferred(future)
-        d.addErrback(self._worker_failed, pool, i, generation, seq, (site, op, args, thread_fn) if retry else None)
-        return d
-
-    def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int, seq: int, retry: Optional[tuple]) -> Any:
-        """A call failed. If its worker died: the first failure seen restarts the worker
-        (the new process gets the models the dead one owned, from the local copies) or,
-        past ``MAX_RESTARTS``, moves the work to threads. The call the worker was running
-        when it died (the oldest unanswered one) fails; the calls queued behind it are
-        sent again, to the new worker (or a thread). Each crash fails one call and
-        restarts are capped, so this ends."""
-        from sst_cleaner.scrapy._workers import MAX_RESTARTS
-
-        if not failure.check(BrokenProcessPool):
-            return failure  # an ordinary error of the call itself
-        key = (i, generation)
-        if key not in self._culprits:  # the first failure of this crash
-            inflight = self._inflight.pop(key, {})
-            self._culprits[key] = min(list(inflight), default=seq)
-            self.inc("worker_crashes")
-            if pool is self._pool and pool.generation[i] == generation:
-                if pool.restarts >= MAX_RESTARTS:
-                    logger.error(
-                        "sst: worker process %d died (%s); %d restarts already, so "
-                        "fitting and cleaning go on in threads",
-                        i,
-                        failure.value,
-                        pool.restarts,
-                    )
-                    self._use_threads()
-                else:
-                    logger.error("sst: worker process %d died (%s); starting a new one", i, failure.value)
-                    pool.restart(i)
-                    self.inc("worker_restarts")
-                    self._restore_models(pool, i)
-        if seq == self._culprits[key] or retry is None:
-            return failure
-        self.inc("worker_retries")
-        site, op, args, thread_fn = retry
-        return self._call(site, op, args, thread_fn)
-
-    def _restore_models(self, pool: Any, i: int) -> None:
-        """Give a restarted worker the models of its sites (the local copies)."""
-        for site, model in list(self._models.items()):
-            if pool.index(site) == i:
-                self._remote_pages[site] = model.n_pages
-                self._call(site, "put", (model.to_dict(),), lambda: None, retry=False).addErrback(
-                    lambda f, s=site: logger.warning(
-                        "sst: could not restore the model of %s in the new worker: %s", s, f.value
-                    )
-                )
-
     # -- the three kinds of CPU work
     def build(self, site: str, pages: list[PageRecord]):
         """Fit ``site``'s model on ``pages``; a Deferred of ``(seconds, share)`` (see
@@ -572,7 +316,7 @@ class SiteModelStore:
 
         cfg = self.config
         fields = [p.fields for p in pages]
-        d = self._call(site, "fit", (fields,), lambda: fit_site(cfg.method, cfg.params, fields))
+        d = self.dispatch.call(site, "fit", (fields,), lambda: fit_site(cfg.method, cfg.params, fields))
 
         def built(result: tuple):
             if isinstance(result[0], SiteCleaner):  # fitted in a thread
@@ -583,7 +327,7 @@ class SiteModelStore:
 
             def keep(cleaner: SiteCleaner) -> tuple:
                 self.put(site, cleaner)
-                self._remote_pages[site] = cleaner.n_pages
+                self.dispatch.remote_pages[site] = cleaner.n_pages
                 return seconds, share
 
             return self.run(self.from_dict, data).addCallback(keep)
@@ -595,7 +339,7 @@ class SiteModelStore:
         model = self.get(site)
         if model is None:
             return 0
-        return max(model.n_pages, self._remote_pages.get(site, 0))
+        return max(model.n_pages, self.dispatch.remote_pages.get(site, 0))
 
     def refine(self, site: str, page: PageRecord):
         """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
@@ -612,12 +356,12 @@ class SiteModelStore:
             if n_pages == REFINE_SKIPPED:
                 self.inc("refinements_skipped")
                 return None
-            if n_pages is not None and site in self._remote_pages:
-                self._remote_pages[site] = max(self._remote_pages[site], n_pages)
+            if n_pages is not None and site in self.dispatch.remote_pages:
+                self.dispatch.remote_pages[site] = max(self.dispatch.remote_pages[site], n_pages)
             self.mark_dirty(site)
             return n_pages
 
-        return self._call(
+        return self.dispatch.call(
             site, "refine", page.fields, lambda: refine_site(model, *page.fields, lock=lock, budget=budget)
         ).addCallback(done)
 
@@ -631,11 +375,9 @@ class SiteModelStore:
         cleaner, site_model = choose_cleaner(model, self.fallback)
         lock = self.lock(page.site if model is not None else "\0fallback")
         args = page.fields + (sentences, blocks, tuple(outputs))
-        return self._call(page.site, "clean", args, lambda: clean_page(cleaner, site_model, *args, lock=lock))
+        return self.dispatch.call(page.site, "clean", args, lambda: clean_page(cleaner, site_model, *args, lock=lock))
 
     def run(self, func: Callable[..., Any], *args: Any):
         """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the
         reactor thread with its result (works with any Twisted reactor)."""
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.config.threads, thread_name_prefix="sst-worker")
-        return self._deferred(self._executor.submit(func, *args))
+        return self.dispatch.run(func, *args)
