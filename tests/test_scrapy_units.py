@@ -10,9 +10,10 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from scrapy.settings import SETTINGS_PRIORITIES
 
+from sst_cleaner.scrapy._model_files import model_filename
 from sst_cleaner.scrapy._settings import SETTINGS, load_config
 from sst_cleaner.scrapy._site_keys import domain_key, host_key
-from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore, model_filename
+from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
 
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}

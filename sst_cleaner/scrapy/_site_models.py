@@ -19,23 +19,27 @@ runs, by ``SST_WORKERS``:
 * ``"thread"``: in the store's thread pool (:meth:`SiteModelStore.run`); every operation
   on one site's ``SiteCleaner`` holds that site's lock, because a method's ``partial_fit``
   may mutate state that ``clean`` reads.
+
+:class:`SiteModelStore` is the face the crawl's components use; behind it, each concern
+has its own module: site keys (:mod:`~sst_cleaner.scrapy._site_keys`), model files
+(:mod:`~sst_cleaner.scrapy._model_files`), the dispatch of CPU work to processes or
+threads with crash recovery (:mod:`~sst_cleaner.scrapy._dispatch`), and the item -> page
+map with the released-bytes accounting (:mod:`~sst_cleaner.scrapy._item_pages`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import os
 import threading
 from typing import Any, Callable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.scrapy._dispatch import Dispatcher
 from sst_cleaner.scrapy._item_pages import ItemPages, PageRecord
+from sst_cleaner.scrapy._model_files import ModelFiles, model_filename
 from sst_cleaner.scrapy._settings import SSTConfig
 from sst_cleaner.scrapy._site_keys import domain_key, host_key, resolve_site_key
 
-# the site key functions moved to their own module; imported from here before
+# the names that moved to the modules above, for code that imports them from here
 __all__ = [
     "PageRecord",
     "SiteModelStore",
@@ -46,8 +50,6 @@ __all__ = [
     "resolve_site_key",
 ]
 
-logger = logging.getLogger(__name__)
-
 _ACTIVE: Optional["SiteModelStore"] = None
 
 
@@ -56,38 +58,17 @@ def active_store() -> Optional["SiteModelStore"]:
     return _ACTIVE
 
 
-# -- model file names -----------------------------------------------------------------
-
-
-_WINDOWS_RESERVED = frozenset(
-    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
-)
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
-_PREFIX_MAX = 48
-
-
-def model_filename(site_key: str) -> str:
-    """A file name for a site's model that is safe whatever the key holds.
-
-    ``site-<sanitized prefix>-<sha256[:20]>.json``: the prefix keeps only ``[a-z0-9_-]``
-    (dots become ``_``, so no ``..`` and no hidden files), is cut to 48 characters, and
-    the hash keeps distinct keys distinct. The constant ``site-`` start means the stem is
-    never a Windows device name (CON, NUL, COM1...), and the name is never longer than
-    ~80 characters, whatever the host string.
-    """
-    raw = site_key.encode("utf-8", "surrogatepass")
-    digest = hashlib.sha256(raw).hexdigest()[:20]
-    prefix = "".join(ch if ch in _SAFE else "_" for ch in site_key.lower())[:_PREFIX_MAX].strip("_-")
-    if prefix in _WINDOWS_RESERVED:  # cannot happen after "site-", kept as a second guard
-        prefix = "_" + prefix
-    return f"site-{prefix or 'x'}-{digest}.json"
-
-
 # -- the store ---------------------------------------------------------------------------
 
 
 class SiteModelStore:
-    """Site models of one crawl, the item -> page map, and the CPU worker threads."""
+    """Site models of one crawl, the item -> page map, and the CPU work on them.
+
+    Owns the local model copies (``get``, ``put``) and the sites' locks; the rest is
+    delegated: :attr:`files` (:class:`~sst_cleaner.scrapy._model_files.ModelFiles`),
+    :attr:`dispatch` (:class:`~sst_cleaner.scrapy._dispatch.Dispatcher`) and
+    :attr:`item_pages` (:class:`~sst_cleaner.scrapy._item_pages.ItemPages`).
+    """
 
     def __init__(self, config: SSTConfig, stats: Any = None):
         self.config = config
@@ -95,13 +76,11 @@ class SiteModelStore:
         self._site_key = resolve_site_key(config.site_key)
         self._models: dict[str, SiteCleaner] = {}
         self._locks: dict[str, threading.Lock] = {}
-        self._dirty: set[str] = set()
-        self._load_tried: set[str] = set()
         self._refine_budget: Any = None
-        self._loading: dict[str, list] = {}  # site -> Deferreds waiting for its model file
         self.item_pages = ItemPages(self.max_stat)
         self._fallback: Optional[SiteCleaner] = None
         self.dispatch = Dispatcher(config, self._models, self.inc)
+        self.files = ModelFiles(config, self._models, self.dispatch, self.inc, self.lock)
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
         try:
@@ -130,7 +109,7 @@ class SiteModelStore:
         global _ACTIVE
         try:
             self.dispatch.stop_work()
-            self.save_all()
+            self.files.save_all()
         finally:
             self.item_pages.close()
             self.dispatch.shutdown()
@@ -154,33 +133,17 @@ class SiteModelStore:
         unusable, or None when there is nothing to read. A file that cannot be used (a
         directory, unreadable, forged, over the size cap...) is logged, counted in
         ``sst/models_rejected`` and the site builds a new model."""
-        if not self.config.model_dir or site_key in self._models:
-            return None
-        waiting = self._loading.get(site_key)
-        if waiting is None:
-            if site_key in self._load_tried:
-                return None
-            self._load_tried.add(site_key)
-            waiting = self._loading[site_key] = []
-            self.run(self._read_model, site_key).addBoth(self._model_read, site_key)
-        from twisted.internet.defer import Deferred
-
-        d: Deferred = Deferred()
-        waiting.append(d)
-        return d
+        return self.files.ensure_loaded(site_key)
 
     def has_model(self, site_key: str) -> bool:
         return site_key in self._models
 
     def put(self, site_key: str, cleaner: SiteCleaner) -> None:
         self._models[site_key] = cleaner
-        self._dirty.add(site_key)
+        self.files.dirty.add(site_key)
 
     def mark_dirty(self, site_key: str) -> None:
-        self._dirty.add(site_key)
-
-    def sites(self) -> list[str]:
-        return list(self._models)
+        self.files.dirty.add(site_key)
 
     def lock(self, site_key: str) -> threading.Lock:
         lock = self._locks.get(site_key)
@@ -194,86 +157,6 @@ class SiteModelStore:
         if self._fallback is None:
             self._fallback = SiteCleaner(self.config.method, **self.config.params)
         return self._fallback
-
-    def model_path(self, site_key: str) -> Optional[str]:
-        if not self.config.model_dir:
-            return None
-        return os.path.join(self.config.model_dir, model_filename(site_key))
-
-    def from_dict(self, data: dict) -> SiteCleaner:
-        """A cleaner from model data, with this crawl's method parameters and limits
-        (``SST_PARAMS``), whatever the model was saved with."""
-        return SiteCleaner.from_dict(data, params=self.config.params)
-
-    def _read_model(self, site_key: str) -> tuple:
-        """In a worker thread: (cleaner or None, model data, path, why it was refused)."""
-        from sst_cleaner.engine._model_io import read_json_model
-
-        path = self.model_path(site_key)
-        try:
-            if path is None or not os.path.lexists(path):
-                return None, None, path, None
-            data = read_json_model(path)
-            model = self.from_dict(data)
-        except Exception as exc:  # untrusted file: anything is a refusal, never a crash
-            return None, None, path, exc
-        if model.method != self.config.method:
-            return None, None, path, f"made by method {model.method!r}, not {self.config.method!r}"
-        return model, data, path, None
-
-    def _model_read(self, outcome: Any, site_key: str) -> None:
-        """On the reactor thread: install what :meth:`_read_model` found, wake the waiters."""
-        try:
-            if not isinstance(outcome, tuple):  # a Failure: _read_model cannot fail, kept safe
-                outcome = (None, None, self.model_path(site_key), getattr(outcome, "value", outcome))
-            model, data, path, why = outcome
-            if why is not None:
-                logger.warning(
-                    "sst: ignoring unusable model file %s for site %s (%s); building a new model", path, site_key, why
-                )
-                self.inc("models_rejected")
-                if isinstance(why, BaseException):
-                    self.inc("errors")
-            elif model is not None and site_key not in self._models:
-                self._models[site_key] = model
-                # the site's worker gets the checked data, not the path
-                sent = self.dispatch.give_model(site_key, data, model.n_pages)
-                if sent is not None:
-                    sent.addErrback(
-                        lambda f: logger.warning(
-                            "sst: the worker could not take the model of %s: %s", site_key, f.value
-                        )
-                    )
-                self.inc("models_loaded")
-                logger.info("sst: loaded model for site %s (%d pages) from %s", site_key, model.n_pages, path)
-        except Exception:
-            logger.exception("sst: installing the model of site %s failed", site_key)
-            self.inc("errors")
-        finally:
-            for d in self._loading.pop(site_key, []):
-                d.callback(None)
-
-    def save_all(self) -> None:
-        if not self.config.model_dir:
-            return
-        remote = self.dispatch.save_in_workers(sorted(self._dirty), self.model_path)
-        for site in sorted(self._dirty):
-            model = self._models.get(site)
-            if model is None:
-                continue
-            if site in remote:
-                self.inc("models_saved")
-                continue
-            try:
-                with self.lock(site):
-                    path = self.model_path(site)
-                    assert path is not None  # there is a model_dir: checked on entry
-                    model.save(path)
-                self.inc("models_saved")
-            except Exception:
-                logger.exception("sst: could not save the model of site %s", site)
-                self.inc("errors")
-        self._dirty.clear()
 
     # -- the item -> page map and the released bytes (see ItemPages)
     @property
@@ -330,7 +213,7 @@ class SiteModelStore:
                 self.dispatch.remote_pages[site] = cleaner.n_pages
                 return seconds, share
 
-            return self.run(self.from_dict, data).addCallback(keep)
+            return self.run(self.files.from_dict, data).addCallback(keep)
 
         return d.addCallback(built)
 
