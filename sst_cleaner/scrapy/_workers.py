@@ -286,10 +286,6 @@ def _op_save(site: str, path: str) -> bool:
     return _W["models"].save(site, path)
 
 
-def _op_crash(site: str) -> None:  # for tests: a worker that dies mid-call
-    os._exit(70)
-
-
 # every op takes the site name, then its own arguments
 _OPS: dict[str, Callable[..., Any]] = {
     "start": _op_start,
@@ -299,7 +295,6 @@ _OPS: dict[str, Callable[..., Any]] = {
     "put": _op_put,
     "load": _op_load,
     "save": _op_save,
-    "crash": _op_crash,
 }
 
 
