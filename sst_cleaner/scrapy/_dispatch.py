@@ -33,6 +33,59 @@ from sst_cleaner.scrapy._settings import SSTConfig
 logger = logging.getLogger("sst_cleaner.scrapy._site_models")
 
 
+class ReactorInbox:
+    """Hands the outcomes of calls finished in other threads to the reactor thread."""
+
+    def __init__(self) -> None:
+        # outcomes of finished calls waiting for the reactor thread (see _hand_over)
+        self._outcomes: list[tuple[Any, Optional[BaseException], Any]] = []
+        self._lock = threading.Lock()
+        self._scheduled = False
+
+    def deferred(self, future):
+        """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
+        outcome (never fired for a future cancelled at close)."""
+        from twisted.internet import defer
+
+        d: defer.Deferred = defer.Deferred()
+
+        def done(f) -> None:
+            if f.cancelled():  # dropped at close: nobody waits for it any more
+                return
+            exc = f.exception()
+            self._hand_over(d, exc, None if exc is not None else f.result())
+
+        future.add_done_callback(done)
+        return d
+
+    def _hand_over(self, d: Any, exc: Optional[BaseException], value: Any) -> None:
+        """Queue a call's outcome for the reactor thread, waking the reactor once for all
+        the outcomes that arrive before it gets round to them: each wake-up is a turn of
+        the event loop taken from the crawl, and answers of a worker process often come
+        in bursts (a site's backlog after its model is built)."""
+        from twisted.internet import reactor
+
+        with self._lock:
+            self._outcomes.append((d, exc, value))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        reactor.callFromThread(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            batch, self._outcomes = self._outcomes, []
+            self._scheduled = False
+        for d, exc, value in batch:  # in the order the calls finished
+            try:
+                if exc is not None:
+                    d.errback(exc)
+                else:
+                    d.callback(value)
+            except Exception:  # e.g. fired twice: never keep the rest of the batch waiting
+                logger.exception("sst: handing a worker's answer to the crawl failed")
+
+
 class Dispatcher:
     """Runs a crawl's site operations in worker processes or threads (see the module).
 
@@ -58,10 +111,7 @@ class Dispatcher:
         self._seq = itertools.count()
         self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
         self._culprits: dict[tuple[int, int], int] = {}
-        # outcomes of finished calls waiting for the reactor thread (see _hand_over)
-        self._inbox: list[tuple[Any, Optional[BaseException], Any]] = []
-        self._inbox_lock = threading.Lock()
-        self._inbox_scheduled = False
+        self._inbox = ReactorInbox()
 
     # -- lifecycle
     def start(self) -> None:
@@ -157,7 +207,7 @@ class Dispatcher:
         for d, site, op, args, thread_fn in calls:
             self.call(site, op, args, thread_fn).chainDeferred(d)
 
-    # -- outcomes to the reactor thread
+    # -- threads, and outcomes to the reactor thread
     def run(self, func: Callable[..., Any], *args: Any):
         """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the
         reactor thread with its result (works with any Twisted reactor)."""
@@ -168,45 +218,7 @@ class Dispatcher:
     def deferred(self, future):
         """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
         outcome (never fired for a future cancelled at close)."""
-        from twisted.internet import defer
-
-        d: defer.Deferred = defer.Deferred()
-
-        def done(f) -> None:
-            if f.cancelled():  # dropped at close: nobody waits for it any more
-                return
-            exc = f.exception()
-            self._hand_over(d, exc, None if exc is not None else f.result())
-
-        future.add_done_callback(done)
-        return d
-
-    def _hand_over(self, d: Any, exc: Optional[BaseException], value: Any) -> None:
-        """Queue a call's outcome for the reactor thread, waking the reactor once for all
-        the outcomes that arrive before it gets round to them: each wake-up is a turn of
-        the event loop taken from the crawl, and answers of a worker process often come
-        in bursts (a site's backlog after its model is built)."""
-        from twisted.internet import reactor
-
-        with self._inbox_lock:
-            self._inbox.append((d, exc, value))
-            if self._inbox_scheduled:
-                return
-            self._inbox_scheduled = True
-        reactor.callFromThread(self._drain_inbox)
-
-    def _drain_inbox(self) -> None:
-        with self._inbox_lock:
-            batch, self._inbox = self._inbox, []
-            self._inbox_scheduled = False
-        for d, exc, value in batch:  # in the order the calls finished
-            try:
-                if exc is not None:
-                    d.errback(exc)
-                else:
-                    d.callback(value)
-            except Exception:  # e.g. fired twice: never keep the rest of the batch waiting
-                logger.exception("sst: handing a worker's answer to the crawl failed")
+        return self._inbox.deferred(future)
 
     # -- calls
     def call(self, site: str, op: str, args: tuple, thread_fn: Callable[[], Any], retry: bool = True):
