@@ -15,8 +15,9 @@ from story_pages import STORY_PAGES
 from sst_cleaner import ModelFormatError, SiteCleaner
 from sst_cleaner.engine import _model_io as model_io
 from sst_cleaner.engine.methods.sitestats import hybrid
+from sst_cleaner.scrapy._model_files import model_filename
 from sst_cleaner.scrapy._settings import SSTConfig
-from sst_cleaner.scrapy._site_models import SiteModelStore, model_filename
+from sst_cleaner.scrapy._site_models import SiteModelStore
 
 PAGES = STORY_PAGES
 
@@ -176,7 +177,7 @@ def test_loaded_models_get_the_configured_limits(tmp_path):
     store = SiteModelStore(
         SSTConfig(params={"max_tags": 20, "threshold": 0.4}, model_dir=str(tmp_path), workers="thread")
     )
-    model, data, path, why = store._read_model("example.com")
+    model, data, path, why = store.files.read("example.com")
     assert why is None and model.limits.max_tags == 20 and model.params["threshold"] == 0.4
 
 
@@ -196,7 +197,7 @@ def test_worker_models_get_the_configured_limits(model_data):
 def test_store_read_never_raises(tmp_path):
     os.mkdir(tmp_path / model_filename("example.com"))
     store = SiteModelStore(SSTConfig(model_dir=str(tmp_path), workers="thread"))
-    model, data, path, why = store._read_model("example.com")
+    model, data, path, why = store.files.read("example.com")
     assert model is None and why is not None
     assert threading.active_count() >= 1  # nothing left behind to wait for
 

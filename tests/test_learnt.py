@@ -12,7 +12,7 @@ from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 from sst_cleaner import SiteCleaner
 from sst_cleaner.engine._learnt import MAX_LEARNT, LearntPages, canonical_url, page_key
 from sst_cleaner.engine._model_io import ModelFormatError
-from sst_cleaner.scrapy._site_models import model_filename
+from sst_cleaner.scrapy._model_files import model_filename
 
 
 def test_page_key_prefers_canonical_then_url_then_content():

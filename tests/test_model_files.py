@@ -12,7 +12,7 @@ from story_pages import STORY_PAGES
 
 from sst_cleaner import ModelFormatError, SiteCleaner, available_methods
 from sst_cleaner.engine import _model_io as model_io
-from sst_cleaner.scrapy._site_models import model_filename
+from sst_cleaner.scrapy._model_files import model_filename
 
 PAGES = STORY_PAGES
 

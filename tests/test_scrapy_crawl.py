@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
-from sst_cleaner.scrapy._site_models import model_filename
+from sst_cleaner.scrapy._model_files import model_filename
 
 PARALLEL_CRAWLS = 4
 

@@ -10,8 +10,10 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from scrapy.settings import SETTINGS_PRIORITIES
 
+from sst_cleaner.scrapy._model_files import model_filename
 from sst_cleaner.scrapy._settings import SETTINGS, load_config
-from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore, domain_key, host_key, model_filename
+from sst_cleaner.scrapy._site_keys import domain_key, host_key
+from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 from sst_cleaner.tools.demo import DemoSite, boilerplate_removed, prf, tokens
 
 _RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
@@ -96,7 +98,7 @@ def test_answers_that_finish_together_reach_the_reactor_in_order_with_one_wake_u
     monkeypatch.setattr(reactor, "callFromThread", lambda f, *a: wake_ups.append((f, a)))
     store = SiteModelStore(load_config({"SST_METHOD": "cetd"}))
     futures = [Future() for _ in range(5)]
-    deferreds = [store._deferred(f) for f in futures]
+    deferreds = [store.dispatch.deferred(f) for f in futures]
     got = []
     for i, d in enumerate(deferreds):
         d.addCallbacks(lambda v, i=i: got.append((i, v)), lambda fail, i=i: got.append((i, fail.value)))
@@ -119,7 +121,7 @@ def test_answers_that_finish_together_reach_the_reactor_in_order_with_one_wake_u
     assert got == [(1, "fired early"), (0, "answer 0"), (2, "answer 2"), (3, boom), (4, "answer 4")]
     # the next answer wakes the reactor again
     later = Future()
-    store._deferred(later).addCallback(lambda v: got.append(("later", v)))
+    store.dispatch.deferred(later).addCallback(lambda v: got.append(("later", v)))
     later.set_result("x")
     assert len(wake_ups) == 1
     wake_ups[0][0]()

@@ -207,3 +207,33 @@ def test_sites_are_pinned_to_workers_stably():
     assert first == [WorkerPool(3, "cetd", {}).index(k) for k in keys]  # not per-process hash()
     assert set(first) == {0, 1, 2}
     assert collections.Counter(first).most_common(1)[0][1] < 40
+
+
+def register_crash_op() -> None:
+    """``init`` of the worker below: an operation "crash" that kills the worker mid-call
+    (the production operation table has none)."""
+    import os
+
+    from sst_cleaner.scrapy import _workers
+
+    _workers._OPS["crash"] = lambda site: os._exit(70)
+
+
+def test_a_dead_worker_fails_its_calls_and_restarts_fresh():
+    from concurrent.futures.process import BrokenProcessPool
+
+    from sst_cleaner.scrapy._workers import WorkerPool
+
+    pool = WorkerPool(1, "cetd", {}, init="test_scrapy_workers.register_crash_op")
+    try:
+        first_pid = pool.start_first().result(timeout=60)
+        crash, behind = pool.submit(0, "crash", "s"), pool.submit(0, "start", "s")
+        for future in (crash, behind):  # the call it ran, and the one queued behind it
+            with pytest.raises(BrokenProcessPool):
+                future.result(timeout=60)
+        assert not pool.alive(0)
+        pool.restart(0)
+        assert pool.start_first().result(timeout=60) != first_pid
+        assert pool.generation[0] == 1 and pool.restarts == 1 and pool.spawned == 2
+    finally:
+        pool.shutdown()

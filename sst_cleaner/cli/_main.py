@@ -74,7 +74,7 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
     """Every page of ``paths`` (see the module docstring); a file or archive that cannot
     be read is reported in ``errors`` and skipped."""
     from sst_cleaner.cli._warc import WarcError, is_warc, read_warc
-    from sst_cleaner.scrapy._site_models import host_key
+    from sst_cleaner.scrapy._site_keys import host_key
 
     for src in _sources(paths):
         try:

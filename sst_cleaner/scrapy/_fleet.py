@@ -147,7 +147,7 @@ class SharedSiteModelStore(SiteModelStore):
 
     # -- Redis calls, off the reactor thread
     def _redis(self, func: Callable[..., Any], *args: Any):
-        return self._deferred(self._rexec.submit(func, *args))
+        return self.dispatch.deferred(self._rexec.submit(func, *args))
 
     def _failed(self, exc: Any) -> None:
         """Redis failed: this crawl goes on with local models (said once)."""
@@ -421,9 +421,9 @@ class SharedSiteModelStore(SiteModelStore):
         """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this
         process's model of ``site``, in its worker process too."""
         self.put(site, cleaner)
-        if self._pool is not None:  # the site's worker cleans with the same model
-            self._remote_pages[site] = cleaner.n_pages
-            self._call(site, "put", (data,), lambda: None, retry=False).addErrback(
+        sent = self.dispatch.give_model(site, data, cleaner.n_pages, retry=False)  # the worker cleans with it too
+        if sent is not None:
+            sent.addErrback(
                 lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s", site, f.value)
             )
 

@@ -33,7 +33,7 @@ Reaching sections: menus are noise, so a section linked *only* from the menu is 
 while the model's sample is crawled (every link is followed then), not afterwards.
 
 Model lookup: ``models`` is a mapping ``site_key -> SiteCleaner`` (the key is the host
-as :func:`sst_cleaner.scrapy._site_models.host_key` makes it: lower case, no port) or an object
+as :func:`sst_cleaner.scrapy._site_keys.host_key` makes it: lower case, no port) or an object
 with ``.site_key(url)`` and ``.get(key)`` (and, optionally, ``.lock(key)``: the lock
 held while the model is used, as the crawl's store has it, because the middleware
 refines models in worker threads); when ``models`` is None, the running crawl's store
@@ -58,7 +58,8 @@ from w3lib.url import safe_url_string
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, normalize_space, parse_html
 from sst_cleaner.engine._result import NOISE
-from sst_cleaner.scrapy._site_models import active_store, host_key
+from sst_cleaner.scrapy._site_keys import host_key
+from sst_cleaner.scrapy._site_models import active_store
 
 #: a page number has at most this many digits: pagers rarely pass 9,999 pages, while the
 #: numeric ids of records (articles, threads) are usually longer

@@ -15,8 +15,8 @@ that use it, and never used by two calls at once.
 
 This module's top half runs in the workers (module globals hold the worker's models);
 :class:`WorkerPool` is the Scrapy process's side: it submits calls and hands back
-``concurrent.futures`` futures, which :class:`~sst_cleaner.scrapy._site_models.SiteModelStore`
-turns into Deferreds fired on the reactor thread.
+``concurrent.futures`` futures, which :class:`~sst_cleaner.scrapy._dispatch.Dispatcher` (the
+model store's) turns into Deferreds fired on the reactor thread.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _op_start(site: str) -> int:
 
 
 # -- the site operations, shared by the worker processes and the threads ----------------
-# (the Scrapy process's SiteModelStore calls them in threads, with a site's lock, in
+# (the Scrapy process's model store runs them in threads, with a site's lock, in
 # SST_WORKERS = "thread" mode or after the workers were given up)
 
 
@@ -286,10 +286,6 @@ def _op_save(site: str, path: str) -> bool:
     return _W["models"].save(site, path)
 
 
-def _op_crash(site: str) -> None:  # for tests: a worker that dies mid-call
-    os._exit(70)
-
-
 # every op takes the site name, then its own arguments
 _OPS: dict[str, Callable[..., Any]] = {
     "start": _op_start,
@@ -299,7 +295,6 @@ _OPS: dict[str, Callable[..., Any]] = {
     "put": _op_put,
     "load": _op_load,
     "save": _op_save,
-    "crash": _op_crash,
 }
 
 
