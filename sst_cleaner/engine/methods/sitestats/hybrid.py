@@ -539,6 +539,10 @@ _SCORER_CACHE: dict = {}
 
 #: a site model's result with fewer kept words than this is "nearly empty"
 NEARLY_EMPTY_WORDS = 10
+#: ... or, judged by one other page only, less than this share of the page's words while
+#: the page alone keeps three times as much (measured on all sites with more other pages,
+#: this check cost sites-dev's site mode, so it is kept to this case)
+ONE_OTHER_SHARE = 0.1
 
 
 class Scorers:
@@ -618,16 +622,21 @@ class HybridMethod(SiteStatsModel):
         return rows, probs
 
     def clean(self, page: PreparedPage) -> CleanResult:
-        pa, rows, probs = self.score_page(page)
-        if not self.stats.n_pages:
+        pa = analyse_page(page)
+        view = self.stats.page_view(pa) if self.stats.n_pages else None
+        rows, probs = self._score(pa, view)
+        if view is None:
             return self._result(page, pa, rows, probs, "default(page-level)")
         kept = self._kept_words(rows, probs)
-        if kept < NEARLY_EMPTY_WORDS:
+        # against a single other page, a copy of the page ("/" and "/index.html") makes
+        # everything recur: a verdict keeping little of the page is checked as well
+        suspect = view.n_other == 1 and kept < ONE_OTHER_SHARE * sum(s.n_words for _b, s, _f in rows)
+        if kept < NEARLY_EMPTY_WORDS or suspect:
             # The site's evidence left (almost) nothing: a page whose own matter recurs
             # across the site, or a page unlike the sample. The page-level verdict is the
             # better guess, and the status says the site model did not make it.
             alone_rows, alone_probs = self._score(pa, None)
-            if self._kept_words(alone_rows, alone_probs) > kept:
+            if self._kept_words(alone_rows, alone_probs) > (kept if kept < NEARLY_EMPTY_WORDS else 3 * kept):
                 result = self._result(page, pa, alone_rows, alone_probs, "default(page-level)")
                 result.status = STATUS_SITE_EMPTY
                 return result
