@@ -356,6 +356,22 @@ def nearly_empty_fallback(p, rows, partner, th: float, share: float, factor: flo
     return out
 
 
+def report_variants(label: str, p, rows, shown, args) -> None:
+    """The experiments asked for (--blend, --empty-share, --comment-rule) on held-out
+    probabilities ``p``."""
+    partner = page_partner(rows)
+    for weight in args.blend:
+        report(f"{label} blend site={weight}", blended(p, partner, weight) >= args.threshold, rows, shown)
+    for share in args.empty_share:
+        mask = nearly_empty_fallback(p, rows, partner, args.threshold, share, 3.0)
+        report(f"{label}, nearly empty below {share}", mask, rows, shown)
+    if args.comment_rule:
+        prose = comment_prose(rows["X"])
+        report(f"{label}, comment prose dropped", (p >= args.threshold) & ~prose, rows, shown)
+        outside = prose & (rows["X"][:, FEATURE_NAMES.index("in_top")] < 0.5)
+        report(f"{label}, comment prose outside top dropped", (p >= args.threshold) & ~outside, rows, shown)
+
+
 def report(name, mask, rows, shown) -> dict:
     f1 = page_f1(mask, rows["pid"], rows["tok"], rows["gold"])
     out = {}
@@ -444,17 +460,7 @@ def main():
         p1 = loco(rows, rows["X"], corpora, corpus_of_row, args.jobs)
         for th in sorted({args.threshold, 0.4, 0.6}):
             report(f"leave-one-corpus-out th={th}", p1 >= th, rows, shown)
-        partner = page_partner(rows)
-        for weight in args.blend:
-            report(f"LOCO blend site={weight}", blended(p1, partner, weight) >= args.threshold, rows, shown)
-        for share in args.empty_share:
-            mask = nearly_empty_fallback(p1, rows, partner, args.threshold, share, 3.0)
-            report(f"LOCO, nearly empty below {share}", mask, rows, shown)
-        if args.comment_rule:
-            prose = comment_prose(rows["X"])
-            report("LOCO, comment prose dropped", (p1 >= args.threshold) & ~prose, rows, shown)
-            outside = prose & (rows["X"][:, FEATURE_NAMES.index("in_top")] < 0.5)
-            report("LOCO, comment prose outside top dropped", (p1 >= args.threshold) & ~outside, rows, shown)
+        report_variants("LOCO", p1, rows, shown, args)
         if args.dump:
             dump_rows(args.dump, rows, p1)
     if not args.no_cv:
@@ -464,17 +470,7 @@ def main():
         fold = np.array([fold_of[g] for g in rows["group"]])
         p = held_out_predictions(rows, rows["X"], {k: fold == k for k in range(args.folds)}, args.jobs)
         report(f"site-grouped CV th={args.threshold}", p >= args.threshold, rows, shown)
-        partner = page_partner(rows)
-        for weight in args.blend:
-            report(f"CV blend site={weight}", blended(p, partner, weight) >= args.threshold, rows, shown)
-        for share in args.empty_share:
-            mask = nearly_empty_fallback(p, rows, partner, args.threshold, share, 3.0)
-            report(f"CV, nearly empty below {share}", mask, rows, shown)
-        if args.comment_rule:
-            prose = comment_prose(rows["X"])
-            report("CV, comment prose dropped", (p >= args.threshold) & ~prose, rows, shown)
-            outside = prose & (rows["X"][:, FEATURE_NAMES.index("in_top")] < 0.5)
-            report("CV, comment prose outside top dropped", (p >= args.threshold) & ~outside, rows, shown)
+        report_variants("CV", p, rows, shown, args)
     if args.out:
         site, page = ~rows["is_page"], rows["is_page"]
         m_site = fit_hgb(rows["X"][site], rows["ylab"][site], rows["sw"][site], HGB)

@@ -45,7 +45,7 @@ import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Optional, cast
 
 from scrapy import Request, signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
@@ -53,7 +53,7 @@ from twisted.python.failure import Failure
 
 from sst_cleaner.scrapy._compat import engine_scraper, hook_scraper_close, shared_queue, start_itemproc
 from sst_cleaner.scrapy._holds import HoldBook, _SiteHold
-from sst_cleaner.scrapy._settings import load_config, store_url
+from sst_cleaner.scrapy._settings import component_config, load_config, store_url
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
 if TYPE_CHECKING:
@@ -212,12 +212,7 @@ class SSTSpiderMiddleware:
     """Records pages, holds items until their site has a model, releases them."""
 
     def __init__(self, crawler: Any):
-        try:
-            config = load_config(crawler.settings)
-        except ValueError as exc:
-            raise ValueError(f"sst-cleaner: {exc}") from exc
-        if not config.enabled:
-            raise NotConfigured("SST_ENABLED is False")
+        config = component_config(crawler.settings)
         self.crawler = crawler
         self.config = config
         self.store = get_store(crawler)

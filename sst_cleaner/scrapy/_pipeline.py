@@ -23,11 +23,10 @@ import logging
 from typing import Any, Optional, cast
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
-from sst_cleaner.scrapy._settings import load_config, outputs_of
+from sst_cleaner.scrapy._settings import component_config, outputs_of
 from sst_cleaner.scrapy._site_models import PageRecord
 from sst_cleaner.scrapy._workers import CleanFields
 
@@ -65,12 +64,7 @@ class SSTPipeline:
     ``SST_STATUS_FIELD``."""
 
     def __init__(self, crawler: Any):
-        try:
-            config = load_config(crawler.settings)
-        except ValueError as exc:
-            raise ValueError(f"sst-cleaner: {exc}") from exc
-        if not config.enabled:
-            raise NotConfigured("SST_ENABLED is False")
+        config = component_config(crawler.settings)
         from sst_cleaner.scrapy._middleware import NON_HTML, get_errors, get_store
 
         self.crawler = crawler

@@ -382,6 +382,21 @@ def load_config(settings: Any) -> SSTConfig:
     return SSTConfig(**_read(SSTConfig, _as_settings(settings)))
 
 
+def component_config(settings: Any) -> SSTConfig:
+    """The configuration a component (middleware, pipeline) starts with: a bad value stops
+    the crawl with the setting's name, and ``SST_ENABLED = False`` turns the component off
+    (Scrapy's ``NotConfigured``)."""
+    from scrapy.exceptions import NotConfigured
+
+    try:
+        config = load_config(settings)
+    except ValueError as exc:
+        raise ValueError(f"sst-cleaner: {exc}") from exc
+    if not config.enabled:
+        raise NotConfigured("SST_ENABLED is False")
+    return config
+
+
 def store_url(settings: Any) -> Optional[str]:
     """The Redis URL ``SST_MODEL_STORE`` names, or None (the in-process store).
 
