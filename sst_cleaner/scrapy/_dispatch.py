@@ -42,7 +42,7 @@ class ReactorInbox:
         self._lock = threading.Lock()
         self._scheduled = False
 
-    def deferred(self, future):
+    def deferred(self, future: Any) -> Any:
         """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
         outcome (never fired for a future cancelled at close)."""
         from twisted.internet import defer

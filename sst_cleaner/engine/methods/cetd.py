@@ -85,7 +85,18 @@ class Densities:
         "_best",
     )
 
-    def __init__(self, elements, parent, size, C, T, LC, LT, runs, ignored=()):
+    def __init__(
+        self,
+        elements: list,
+        parent: list[int],
+        size: list[int],
+        C: list[int],
+        T: list[int],
+        LC: list[int],
+        LT: list[int],
+        runs: list,
+        ignored: Iterable[int] = (),
+    ) -> None:
         self.elements: list = elements
         self.index: dict = {el: i for i, el in enumerate(elements)}
         self.parent: list[int] = parent
