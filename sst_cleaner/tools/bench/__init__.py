@@ -333,45 +333,59 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
     biggest = max(corpus.sites.values(), key=len) if corpus.sites else []
     pages = corpus.pages
     if len(biggest) >= FIT_500 or len(pages) >= FIT_500:
-        from sst_cleaner.engine._cleaner import SiteCleaner
-
         mixed = len(biggest) < FIT_500
         chosen = (pages if mixed else biggest)[:FIT_500]
-        times, floors, par_wall, par_cpu = [], [], [], []
-        jobs = fit_jobs(method)
-        for _ in range(FIT_500_RUNS):
-            probe = Run(corpus.name, method, "fit500")
-            cleaner = _new(probe, lambda: SiteCleaner(method=method))
-            if cleaner is None or not _fit(probe, cleaner, chosen):
-                return {"ms": None, "estimate": False, "error": True}
-            times.append(probe.fit_ms_total)
-            floors.append(sum(_parse_ms(p) for p in chosen))
-            if jobs > 1:
-                cleaner = SiteCleaner(method=method)
-                t0 = time.perf_counter()
-                cleaner.fit(_pairs(chosen), n_jobs=jobs)
-                par_wall.append((time.perf_counter() - t0) * 1000)
-                par_cpu.append(cleaner.build_seconds * 1000)
-        info = {
-            "ms": statistics.median(times),
-            "runs_ms": times,
-            "estimate": False,
-            "floor_ms": statistics.median(floors),
-            "floors_ms": floors,
-            "x_floor": statistics.median(t / f for t, f in zip(times, floors) if f > 0) if any(floors) else None,
-        }
-        if par_wall:
-            info["parallel"] = {
-                "processes": jobs,
-                "wall_ms": statistics.median(par_wall),
-                "runs_wall_ms": par_wall,
-                "cpu_ms": statistics.median(par_cpu),
-            }
+        info = _measure_fit_500(corpus.name, method, chosen)
+        if info.get("error"):
+            return info
         if mixed:
             info.update(mixed=True, sites=len({p.site_key for p in chosen}))
         else:
             info["site"] = biggest[0].site_key
         return info
+    return _estimate_fit_500(method, runs, len(biggest))
+
+
+def _measure_fit_500(corpus_name: str, method: str, chosen: Sequence[Page]) -> dict:
+    """The median of ``FIT_500_RUNS`` fits of ``chosen``, each beside lxml's parse floor
+    and, for a method learnt in shards, a fit on every CPU."""
+    from sst_cleaner.engine._cleaner import SiteCleaner
+
+    times, floors, par_wall, par_cpu = [], [], [], []
+    jobs = fit_jobs(method)
+    for _ in range(FIT_500_RUNS):
+        probe = Run(corpus_name, method, "fit500")
+        cleaner = _new(probe, lambda: SiteCleaner(method=method))
+        if cleaner is None or not _fit(probe, cleaner, chosen):
+            return {"ms": None, "estimate": False, "error": True}
+        times.append(probe.fit_ms_total)
+        floors.append(sum(_parse_ms(p) for p in chosen))
+        if jobs > 1:
+            cleaner = SiteCleaner(method=method)
+            t0 = time.perf_counter()
+            cleaner.fit(_pairs(chosen), n_jobs=jobs)
+            par_wall.append((time.perf_counter() - t0) * 1000)
+            par_cpu.append(cleaner.build_seconds * 1000)
+    info = {
+        "ms": statistics.median(times),
+        "runs_ms": times,
+        "estimate": False,
+        "floor_ms": statistics.median(floors),
+        "floors_ms": floors,
+        "x_floor": statistics.median(t / f for t, f in zip(times, floors) if f > 0) if any(floors) else None,
+    }
+    if par_wall:
+        info["parallel"] = {
+            "processes": jobs,
+            "wall_ms": statistics.median(par_wall),
+            "runs_wall_ms": par_wall,
+            "cpu_ms": statistics.median(par_cpu),
+        }
+    return info
+
+
+def _estimate_fit_500(method: str, runs: Sequence[Run], largest_site_pages: int) -> dict:
+    """fit ms/page of the first of transductive, sample, loo that fitted x ``FIT_500``."""
     by_mode = {r.mode: r for r in runs if r.method == method}
     for mode in ("transductive", "sample", "loo"):
         r = by_mode.get(mode)
@@ -380,7 +394,7 @@ def fit_500(corpus: Corpus, method: str, runs: Sequence[Run]) -> dict:
                 "ms": r.fit_ms_per_page * FIT_500,
                 "estimate": True,
                 "from_mode": mode,
-                "largest_site_pages": len(biggest),
+                "largest_site_pages": largest_site_pages,
             }
     return {"ms": None, "estimate": True}
 
@@ -432,6 +446,27 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    methods = _checked_methods(ap, args)
+    use_reference = not args.no_reference and reference_available()
+    global _clock
+    _clock = time.perf_counter if args.wall_clock else time.process_time
+
+    manifests = [m for d in args.data for m in find_manifests(d)]
+    results = [_bench_corpus(manifest, methods, args, use_reference) for manifest in manifests]
+    if args.save_json:
+        with open(args.save_json, "w", encoding="utf-8") as f:
+            f.write(render_json(results))
+    if args.json:
+        sys.stdout.write(render_json(results))
+    elif args.markdown:
+        sys.stdout.write(render_markdown(results))
+    else:
+        sys.stdout.write(render_text(results))
+    return 0
+
+
+def _checked_methods(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The methods to run; an unknown method or mode, or a bad cap, is a usage error."""
     from sst_cleaner.engine._registry import available_methods
 
     known = available_methods()
@@ -446,54 +481,43 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ap.error("no method to run (available_methods() is empty)")
     if args.max_pages_per_site is not None and args.max_pages_per_site < 1:
         ap.error("--max-pages-per-site must be >= 1")
-    use_reference = not args.no_reference and reference_available()
-    global _clock
-    _clock = time.perf_counter if args.wall_clock else time.process_time
+    return methods
 
-    manifests = [m for d in args.data for m in find_manifests(d)]
-    results = []
-    for manifest in manifests:
-        corpus = load_corpus(manifest, args.max_pages_per_site)
-        _log(f"[{corpus.name}] {len(corpus.pages)} pages, {len(corpus.sites)} sites")
-        floor = parse_floor_ms(corpus)
-        runs: list[Run] = []
-        for method in methods:
-            for mode in args.modes:
-                t0 = time.perf_counter()
-                run = run_method(corpus, method, mode, args.fit_pages)
-                assert run.score is not None  # run_method() always scores its run
-                _log(
-                    f"[{corpus.name}] {method} {mode}: pages={run.score.pages} "
-                    f"F1={run.score.f1:.4f} errors={run.errors} ({time.perf_counter() - t0:.1f} s)"
-                )
-                runs.append(run)
-        if use_reference:
-            run = run_reference(corpus)
-            assert run.score is not None  # a run_method() run: always scored
-            _log(f"[{corpus.name}] {REFERENCE}: F1={run.score.f1:.4f} errors={run.errors}")
+
+def _bench_corpus(manifest: str, methods: list[str], args: argparse.Namespace, use_reference: bool) -> dict[str, Any]:
+    """Every run of one corpus (methods x modes, the reference, fit 500, the curve),
+    with its predictions written when ``--out`` asks."""
+    corpus = load_corpus(manifest, args.max_pages_per_site)
+    _log(f"[{corpus.name}] {len(corpus.pages)} pages, {len(corpus.sites)} sites")
+    floor = parse_floor_ms(corpus)
+    runs: list[Run] = []
+    for method in methods:
+        for mode in args.modes:
+            t0 = time.perf_counter()
+            run = run_method(corpus, method, mode, args.fit_pages)
+            assert run.score is not None  # run_method() always scores its run
+            _log(
+                f"[{corpus.name}] {method} {mode}: pages={run.score.pages} "
+                f"F1={run.score.f1:.4f} errors={run.errors} ({time.perf_counter() - t0:.1f} s)"
+            )
             runs.append(run)
-        res: dict[str, Any] = {
-            "corpus": corpus,
-            "floor": floor,
-            "runs": runs,
-            "fit500": {m: fit_500(corpus, m, runs) for m in methods},
-        }
-        if args.curve:
-            res["curve"] = learning_curve(corpus, args.curve)
-        if args.out:
-            for run in runs:
-                write_predictions(args.out, run)
-            for pt in res.get("curve") or []:
-                if pt["run"].scored:
-                    write_predictions(args.out, pt["run"])
-        results.append(res)
-    if args.save_json:
-        with open(args.save_json, "w", encoding="utf-8") as f:
-            f.write(render_json(results))
-    if args.json:
-        sys.stdout.write(render_json(results))
-    elif args.markdown:
-        sys.stdout.write(render_markdown(results))
-    else:
-        sys.stdout.write(render_text(results))
-    return 0
+    if use_reference:
+        run = run_reference(corpus)
+        assert run.score is not None  # a run_method() run: always scored
+        _log(f"[{corpus.name}] {REFERENCE}: F1={run.score.f1:.4f} errors={run.errors}")
+        runs.append(run)
+    res: dict[str, Any] = {
+        "corpus": corpus,
+        "floor": floor,
+        "runs": runs,
+        "fit500": {m: fit_500(corpus, m, runs) for m in methods},
+    }
+    if args.curve:
+        res["curve"] = learning_curve(corpus, args.curve)
+    if args.out:
+        for run in runs:
+            write_predictions(args.out, run)
+        for pt in res.get("curve") or []:
+            if pt["run"].scored:
+                write_predictions(args.out, pt["run"])
+    return res
