@@ -33,7 +33,7 @@ import resource
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from sst_cleaner.engine._cleaner import SiteCleaner
@@ -380,6 +380,35 @@ def _timed(fn: Callable, *args):
     return value, time.process_time() - c0, time.perf_counter() - w0
 
 
+@dataclass
+class _Tally:
+    """What a run has found so far, for the report."""
+
+    methods: list[str]
+    failures: list[Failure] = field(default_factory=list)
+    slowest: tuple[float, float, Optional[tuple[int, str, str]]] = (0.0, 0.0, None)  # cpu, wall, (index, kind, step)
+    # per method: (cpu, (index, kind))
+    slowest_case: dict[str, tuple[float, Optional[tuple[int, str]]]] = field(default_factory=dict)
+    by_kind: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)
+    rss_jump: tuple[float, Optional[tuple[int, str]]] = (0.0, None)
+
+    def __post_init__(self):
+        self.slowest_case = {m: (0.0, None) for m in self.methods}
+
+
+@dataclass
+class _Models:
+    """The cleaners every case goes through, per method."""
+
+    site: list[str]
+    fitted: dict[str, SiteCleaner]
+    growing: dict[str, SiteCleaner]  # partial_fit: learns every case (a fresh one every 200 cases)
+    model_bytes: dict[str, bytes]
+    unfitted: dict[str, SiteCleaner]
+    model_dir: str
+
+
 def run(
     cases: int,
     seed: int,
@@ -395,74 +424,32 @@ def run(
     rng = random.Random(seed)
     site = [normal_page(rng, i) for i in range(6)]
     fitted = {m: SiteCleaner(method=m).fit(site) for m in methods}
-    # partial_fit: one model per method learns every case (a fresh one every 200 cases)
-    growing = {m: SiteCleaner(method=m).fit(site) for m in methods}
-    model_bytes = {m: json.dumps(fitted[m].to_dict()).encode("utf-8") for m in methods}
-    model_dir = os.path.join(out, ".models")
-    unfitted = {m: SiteCleaner(method=m) for m in methods}
-    failures: list[Failure] = []
-    slowest: tuple[float, float, Optional[tuple[int, str, str]]] = (0.0, 0.0, None)  # cpu, wall, (index, kind, step)
-    # per method: (cpu, (index, kind))
-    slowest_case: dict[str, tuple[float, Optional[tuple[int, str]]]] = {m: (0.0, None) for m in methods}
-    by_kind: dict[str, int] = {}
-    statuses: dict[str, int] = {}
-    rss_jump: tuple[float, Optional[tuple[int, str]]] = (0.0, None)
+    models = _Models(
+        site=site,
+        fitted=fitted,
+        growing={m: SiteCleaner(method=m).fit(site) for m in methods},
+        model_bytes={m: json.dumps(fitted[m].to_dict()).encode("utf-8") for m in methods},
+        unfitted={m: SiteCleaner(method=m) for m in methods},
+        model_dir=os.path.join(out, ".models"),
+    )
+    tally = _Tally(methods)
     start = time.perf_counter()
     indices = [only] if only is not None else range(cases)
     for n_done, index in enumerate(indices):
         kind, data, encoding = make_case(seed, index, scale)
         if kinds and kind not in kinds:
             continue  # the same case numbers as a full run, only these kinds
-        by_kind[kind] = by_kind.get(kind, 0) + 1
+        tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
         rss_before = _maxrss_mb()
-        n_failed = len(failures)
-        # a case's cost for one method: parse_html plus that method's operations
-        case_cpu = {m: 0.0 for m in methods}
-        steps: list[tuple[Optional[str], str, Callable, tuple]] = [
-            (None, "parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())
-        ]
+        n_failed = len(tally.failures)
+        steps = _case_steps(models, methods, seed, index, data, encoding, fit_every)
+        case_cpu = _run_steps(tally, steps, out, seed, index, kind, data, encoding, max_seconds)
         for m in methods:
-            steps.append((m, f"{m}.clean(fitted)", fitted[m].clean, (data,)))
-            steps.append((m, f"{m}.clean(unfitted)", unfitted[m].clean, (data,)))
-            if fit_every and index % fit_every == 0:
-                steps.append((m, f"{m}.fit+clean", _fit_and_clean, (m, site[0], data, site[1])))
-            if fit_every:  # the learning steps (fit_every=0: cleaning only)
-                if index % 200 == 0:
-                    growing[m] = SiteCleaner(method=m).fit(site)
-                steps.append((m, f"{m}.partial_fit", _partial_fit, (growing[m], data, encoding)))
-                steps.append(
-                    (
-                        m,
-                        f"{m}.load(model file)",
-                        _load_hostile_model,
-                        (model_bytes[m], random.Random(f"{seed}:{index}:{m}"), model_dir),
-                    )
-                )
-        for step_method, step, fn, args in steps:
-            try:
-                value, cpu, wall = _timed(fn, *args)
-                if isinstance(value, CleanResult):
-                    check_result(value)
-                    statuses[value.status] = statuses.get(value.status, 0) + 1
-            except Exception:  # every exception is a finding
-                failures.append(_record(out, seed, index, kind, "crash", step, traceback.format_exc(), data, encoding))
-                continue
-            for name in [step_method] if step_method else methods:
-                case_cpu[name] += cpu
-            if cpu > slowest[0]:
-                slowest = (cpu, wall, (index, kind, step))
-            if cpu > max_seconds:
-                failures.append(
-                    _record(
-                        out, seed, index, kind, "slow", step, f"{cpu:.2f} s CPU ({wall:.2f} s wall)", data, encoding
-                    )
-                )
-        for m in methods:
-            if case_cpu[m] > slowest_case[m][0]:
-                slowest_case[m] = (case_cpu[m], (index, kind))
+            if case_cpu[m] > tally.slowest_case[m][0]:
+                tally.slowest_case[m] = (case_cpu[m], (index, kind))
         worst = max(methods, key=lambda name: case_cpu[name])
-        if case_cpu[worst] > max_seconds and not any(f.index == index for f in failures[n_failed:]):
-            failures.append(
+        if case_cpu[worst] > max_seconds and not any(f.index == index for f in tally.failures[n_failed:]):
+            tally.failures.append(
                 _record(
                     out,
                     seed,
@@ -476,28 +463,97 @@ def run(
                 )
             )
         jump = _maxrss_mb() - rss_before
-        if jump > rss_jump[0]:
-            rss_jump = (jump, (index, kind))
+        if jump > tally.rss_jump[0]:
+            tally.rss_jump = (jump, (index, kind))
         if not quiet and (n_done + 1) % 500 == 0:
-            print(f"  {n_done + 1} cases, {len(failures)} failures, {time.perf_counter() - start:.0f} s", flush=True)
-    report = {
-        "cases": sum(by_kind.values()),
+            print(
+                f"  {n_done + 1} cases, {len(tally.failures)} failures, {time.perf_counter() - start:.0f} s", flush=True
+            )
+    return _report(tally, seed, methods, scale, start)
+
+
+def _case_steps(
+    models: _Models, methods: list[str], seed: int, index: int, data: Data, encoding: Optional[str], fit_every: int
+) -> list[tuple[Optional[str], str, Callable, tuple]]:
+    """The operations one case goes through: (method or None, step name, fn, args)."""
+    steps: list[tuple[Optional[str], str, Callable, tuple]] = [
+        (None, "parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())
+    ]
+    for m in methods:
+        steps.append((m, f"{m}.clean(fitted)", models.fitted[m].clean, (data,)))
+        steps.append((m, f"{m}.clean(unfitted)", models.unfitted[m].clean, (data,)))
+        if fit_every and index % fit_every == 0:
+            steps.append((m, f"{m}.fit+clean", _fit_and_clean, (m, models.site[0], data, models.site[1])))
+        if fit_every:  # the learning steps (fit_every=0: cleaning only)
+            if index % 200 == 0:
+                models.growing[m] = SiteCleaner(method=m).fit(models.site)
+            steps.append((m, f"{m}.partial_fit", _partial_fit, (models.growing[m], data, encoding)))
+            steps.append(
+                (
+                    m,
+                    f"{m}.load(model file)",
+                    _load_hostile_model,
+                    (models.model_bytes[m], random.Random(f"{seed}:{index}:{m}"), models.model_dir),
+                )
+            )
+    return steps
+
+
+def _run_steps(
+    tally: _Tally,
+    steps: list[tuple[Optional[str], str, Callable, tuple]],
+    out: str,
+    seed: int,
+    index: int,
+    kind: str,
+    data: Data,
+    encoding: Optional[str],
+    max_seconds: float,
+) -> dict[str, float]:
+    """Run a case's steps, recording crashes and slow steps; returns the case's CPU
+    seconds per method (parse_html plus that method's operations)."""
+    case_cpu = {m: 0.0 for m in tally.methods}
+    for step_method, step, fn, args in steps:
+        try:
+            value, cpu, wall = _timed(fn, *args)
+            if isinstance(value, CleanResult):
+                check_result(value)
+                tally.statuses[value.status] = tally.statuses.get(value.status, 0) + 1
+        except Exception:  # every exception is a finding
+            tally.failures.append(
+                _record(out, seed, index, kind, "crash", step, traceback.format_exc(), data, encoding)
+            )
+            continue
+        for name in [step_method] if step_method else tally.methods:
+            case_cpu[name] += cpu
+        if cpu > tally.slowest[0]:
+            tally.slowest = (cpu, wall, (index, kind, step))
+        if cpu > max_seconds:
+            tally.failures.append(
+                _record(out, seed, index, kind, "slow", step, f"{cpu:.2f} s CPU ({wall:.2f} s wall)", data, encoding)
+            )
+    return case_cpu
+
+
+def _report(tally: _Tally, seed: int, methods: list[str], scale: float, start: float) -> dict:
+    failures, slowest = tally.failures, tally.slowest
+    return {
+        "cases": sum(tally.by_kind.values()),
         "seed": seed,
         "methods": methods,
         "scale": scale,
         "crashes": sum(1 for f in failures if f.what == "crash"),
         "slow": sum(1 for f in failures if f.what == "slow"),
         "slowest_step": {"cpu_s": round(slowest[0], 3), "wall_s": round(slowest[1], 3), "case": slowest[2]},
-        "slowest_case": {m: {"cpu_s": round(c, 3), "case": where} for m, (c, where) in slowest_case.items()},
+        "slowest_case": {m: {"cpu_s": round(c, 3), "case": where} for m, (c, where) in tally.slowest_case.items()},
         "peak_rss_mb": round(_maxrss_mb(), 1),
-        "largest_rss_growth_mb": round(rss_jump[0], 1),
-        "largest_rss_growth_case": rss_jump[1],
-        "statuses": statuses,
-        "kinds": by_kind,
+        "largest_rss_growth_mb": round(tally.rss_jump[0], 1),
+        "largest_rss_growth_case": tally.rss_jump[1],
+        "statuses": tally.statuses,
+        "kinds": tally.by_kind,
         "elapsed_s": round(time.perf_counter() - start, 1),
         "failures": [f.__dict__ for f in failures[:50]],
     }
-    return report
 
 
 def _fit_and_clean(method: str, a: str, case: Data, b: str) -> CleanResult:
