@@ -88,6 +88,18 @@ class InformationTree:
 
     def __init__(self, page: PreparedPage, entropy: TermEntropy, page_terms: dict[str, set]):
         self.page = page
+        self.href: dict[int, str] = {}
+        own, depth = self._node_information(entropy, page_terms)
+        self._coverage_tree(own, depth)
+
+    # -- phase 1 (3.1): node information ---------------------------------------------
+    def _node_information(self, entropy: TermEntropy, page_terms: dict[str, set]) -> tuple[list[list], list[int]]:
+        """Build the tree (elements and text nodes, pre-order) with each node's own
+        CLEN, ALEN, API, anchor count and term-weight sums; returns those columns
+        (clen, alen, api, nanchor, wsum, nterm, awsum, anterm) and the nodes' depths."""
+        # kept whole with its closures: it runs per node of every page, where method
+        # calls and attribute look-ups instead of closure cells cost measurable time
+        page = self.page
         self.parent: list[int] = []
         self.kind: list[int] = []
         self.el: list = []
@@ -101,7 +113,6 @@ class InformationTree:
         nterm: list[int] = []
         awsum: list[float] = []
         anterm: list[int] = []
-        self.href: dict[int, str] = {}
         base = page.url or ""
 
         def add(kind: int, el, par: int, block) -> int:
@@ -122,7 +133,6 @@ class InformationTree:
 
         anchor_terms: list[list[int]] = []  # open anchors' term ids (innermost last)
         anchor_node: list[int] = []
-        en_all = entropy
         index_get = entropy.index.get
         en_arr = entropy._en
         depth: list[int] = []
@@ -173,42 +183,57 @@ class InformationTree:
                 if anchor_node and anchor_node[-1] == i:
                     anchor_node.pop()
                     terms = anchor_terms.pop()
-                    href = el.get("href", "").strip()
-                    url = None
-                    if href and not href.lower().startswith(("javascript:", "mailto:", "tel:", "#")):
-                        try:
-                            url = normalize_url(urljoin(base, href))
-                        except ValueError:
-                            url = None
-                    if url:
-                        self.href[i] = url
-                        linked = page_terms.get(url)
-                        if linked is not None:
-                            # bounded surrounding text: before the anchor and after it
-                            prev = el.getprevious()
-                            before = (prev.tail if prev is not None else el.getparent().text) or ""
-                            after = el.tail or ""
-                            ctx = features(before[-API_CONTEXT:]) + features(after[:API_CONTEXT])
-                            ids = [t for t in set(en_all.ids(terms + ctx)) if t >= 0 and t in linked]  # type: ignore[arg-type]
-                            if ids:
-                                en = np.maximum(en_all.entropy_of_ids(ids), EN_FLOOR)
-                                api[i] = float((1.0 / en).sum())
+                    api[i] = self._anchor_api(i, el, terms, base, entropy, page_terms)
                     if anchor_terms:  # nested anchors: the outer one sees the inner text too
                         anchor_terms[-1].extend(terms)
                 if tag in BLOCK_TAGS or el is root:
                     block_stack.pop()
                 if el is not root and stack:
                     add_text(el.tail, stack[-1], block_stack[-1])
+        return [clen, alen, api, nanchor, wsum, nterm, awsum, anterm], depth
+
+    def _anchor_api(
+        self, i: int, el, terms: list[int], base: str, entropy: TermEntropy, page_terms: dict[str, set]
+    ) -> float:
+        """API of anchor node ``i`` (0 unless it links a page of the model), its URL kept
+        in ``self.href``: ``sum 1/EN(t)`` over the terms of its text and a bounded
+        surrounding text that the linked page shares."""
+        href = el.get("href", "").strip()
+        url = None
+        if href and not href.lower().startswith(("javascript:", "mailto:", "tel:", "#")):
+            try:
+                url = normalize_url(urljoin(base, href))
+            except ValueError:
+                url = None
+        if not url:
+            return 0.0
+        self.href[i] = url
+        linked = page_terms.get(url)
+        if linked is None:
+            return 0.0
+        # bounded surrounding text: before the anchor and after it
+        prev = el.getprevious()
+        before = (prev.tail if prev is not None else el.getparent().text) or ""
+        after = el.tail or ""
+        ctx = features(before[-API_CONTEXT:]) + features(after[:API_CONTEXT])
+        ids = [t for t in set(entropy.ids(terms + ctx)) if t >= 0 and t in linked]  # type: ignore[arg-type]
+        if not ids:
+            return 0.0
+        en = np.maximum(entropy.entropy_of_ids(ids), EN_FLOOR)
+        return float((1.0 / en).sum())
+
+    # -- phase 2 (3.2): the information coverage tree ----------------------------------
+    def _coverage_tree(self, own: list[list], depth: list[int]) -> None:
+        """Aggregate the own columns bottom-up into ``CLEN_A``, ``ALEN_A``, ``API_A``,
+        ``TLEN_A`` and the sums behind CII; list each node's non-dummy children."""
         self.n = n = len(self.parent)
-        # the information coverage tree: bottom-up aggregation (children have larger ids)
-        self.api = np.asarray(api)
-        self.alen = np.asarray(alen)
+        self.api = np.asarray(own[2])
+        self.alen = np.asarray(own[1])
         names = ("clen", "alen", "api", "nanchor", "wsum", "nterm", "awsum", "anterm")
-        mat = np.asarray([clen, alen, api, nanchor, wsum, nterm, awsum, anterm], dtype=np.float64).T.reshape(
-            n, len(names)
-        )
+        mat = np.asarray(own, dtype=np.float64).T.reshape(n, len(names))
         if n > 1:
-            # one level at a time from the deepest: each level adds into its parents
+            # one level at a time from the deepest (children have larger ids): each
+            # level adds into its parents
             dep = np.asarray(depth)
             par = np.asarray(self.parent)
             order = np.argsort(-dep, kind="stable")
