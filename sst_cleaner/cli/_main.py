@@ -160,38 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--version", action="version", version=f"sst-cleaner {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "pages",
-        nargs="+",
-        metavar="PAGES",
-        help="HTML files, WARC archives, folders (recursive) or - for standard input",
-    )
-    common.add_argument("--method", default=DEFAULT_METHOD, help="cleaning method (see `sst-cleaner methods`)")
-    out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("-o", "--output", help="write here instead of standard output")
-    out.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="json",
-        help="json (JSON Lines: title, status, text, markdown, html, metadata), or one page format",
-    )
-    out.add_argument("--links", action="store_true", help="keep links in the Markdown and HTML")
-    out.add_argument("--sentences", action="store_true", help="json: add the informative sentences")
-    out.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress on standard error (default: when it is a terminal)",
-    )
-    jobs = argparse.ArgumentParser(add_help=False)
-    jobs.add_argument(
-        "--jobs",
-        type=int,
-        default=-1,
-        help="processes to learn a site on (default -1: every CPU, for sites with enough "
-        "HTML to be worth it, see sst_cleaner.engine._parallel_fit)",
-    )
+    common, out, jobs = _common_options(), _output_options(), _jobs_option()
     sub.add_parser(
         "site",
         parents=[common, out, jobs],
@@ -215,6 +184,53 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model file written by `fit` (none: page-level cleaning)")
     sub.add_parser("methods", help="list the cleaning methods")
     return ap
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """The pages and the method: every command but ``methods`` takes them."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "pages",
+        nargs="+",
+        metavar="PAGES",
+        help="HTML files, WARC archives, folders (recursive) or - for standard input",
+    )
+    common.add_argument("--method", default=DEFAULT_METHOD, help="cleaning method (see `sst-cleaner methods`)")
+    return common
+
+
+def _output_options() -> argparse.ArgumentParser:
+    """Where and how the cleaned pages are written (``site`` and ``clean``)."""
+    out = argparse.ArgumentParser(add_help=False)
+    out.add_argument("-o", "--output", help="write here instead of standard output")
+    out.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="json",
+        help="json (JSON Lines: title, status, text, markdown, html, metadata), or one page format",
+    )
+    out.add_argument("--links", action="store_true", help="keep links in the Markdown and HTML")
+    out.add_argument("--sentences", action="store_true", help="json: add the informative sentences")
+    out.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress on standard error (default: when it is a terminal)",
+    )
+    return out
+
+
+def _jobs_option() -> argparse.ArgumentParser:
+    """The processes a fit may use (``site`` and ``fit``)."""
+    jobs = argparse.ArgumentParser(add_help=False)
+    jobs.add_argument(
+        "--jobs",
+        type=int,
+        default=-1,
+        help="processes to learn a site on (default -1: every CPU, for sites with enough "
+        "HTML to be worth it, see sst_cleaner.engine._parallel_fit)",
+    )
+    return jobs
 
 
 def main(argv: Optional[list[str]] = None) -> int:
