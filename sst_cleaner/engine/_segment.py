@@ -51,6 +51,8 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     a typical page a walk costs as much as the work done in it. Childless inline elements
     (most links, spans, images, line breaks) are skipped: no block lies in or under them.
     """
+    # kept whole (over 60 lines): it runs per element of every page, where helper calls
+    # cost measurable time
     # An open block is a plain list [element, parts, state, link_chars, n_links]: a
     # page opens a block for every block-level element, most of them wrappers that end
     # up with no text of their own, so TextBlock objects are made only for the blocks

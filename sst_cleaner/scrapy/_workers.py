@@ -19,6 +19,9 @@ This module's top half runs in the workers (module globals hold the worker's mod
 model store's) turns into Deferreds fired on the reactor thread.
 """
 
+# Over 600 lines, kept in one module: the worker side and the Scrapy side of one pipe
+# protocol, kept together so the two cannot drift apart.
+
 from __future__ import annotations
 
 import contextlib

@@ -26,6 +26,9 @@ itself in the sample removes its own contribution: a page is judged only by the 
 pages of its site, in the transductive setting as in leave-one-out.
 """
 
+# Over 600 lines, kept in one module: the page analysis and the incremental model it feeds
+# share the style-path helpers (labels, hints, digests) and are read together.
+
 from __future__ import annotations
 
 import hashlib
@@ -337,42 +340,44 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
 
     # pid -> (digest, context tags above and at, hint bits of the path, of its near end)
     paths: dict[int, tuple[str, tuple, int, int]] = {}
-    context_tags = _CONTEXT_TAGS
-
-    def path_of(pid: int) -> tuple[str, tuple, int, int]:
-        got = paths.get(pid)
-        if got is None:
-            ids = []  # BODY ... pid
-            i = pid
-            while i >= 0:
-                ids.append(i)
-                i = entries[i][0]
-            ids.reverse()
-            # BODY's tag is no context (its hint bits do count)
-            ctx = tuple([entries[i][2] for i in ids[1:] if entries[i][2] in context_tags])
-            hints = 0
-            for i in ids:
-                hints |= entries[i][3]
-            # what the block's own container is called: its element and the two above
-            # it (BODY excluded: CMSs put page-wide words like "comments-open" there)
-            near = 0
-            for i in ids[1:][-3:]:
-                near |= entries[i][3]
-            digest = _digest("/".join(entries[i][1] for i in ids))
-            got = paths[pid] = (digest, ctx, hints, near)
-        return got
-
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
     for blk in text_blocks(root, annotate):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue
-        key, ctx, hints, near = path_of(blk.state)
+        got = paths.get(blk.state)
+        if got is None:
+            got = paths[blk.state] = _path_info(entries, blk.state)
+        key, ctx, hints, near = got
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
     return PageAnalysis(page, infos, fp)
+
+
+def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
+    """What a block needs of its style path ``pid`` (an id of :func:`analyse_page`'s
+    ``entries``): its digest, its context tags, the hint bits of the whole path and of
+    its near end."""
+    ids = []  # BODY ... pid
+    i = pid
+    while i >= 0:
+        ids.append(i)
+        i = entries[i][0]
+    ids.reverse()
+    # BODY's tag is no context (its hint bits do count)
+    ctx = tuple([entries[i][2] for i in ids[1:] if entries[i][2] in _CONTEXT_TAGS])
+    hints = 0
+    for i in ids:
+        hints |= entries[i][3]
+    # what the block's own container is called: its element and the two above
+    # it (BODY excluded: CMSs put page-wide words like "comments-open" there)
+    near = 0
+    for i in ids[1:][-3:]:
+        near |= entries[i][3]
+    digest = _digest("/".join(entries[i][1] for i in ids))
+    return digest, ctx, hints, near
 
 
 class SiteStats:
