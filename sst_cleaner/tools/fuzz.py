@@ -177,19 +177,8 @@ def run(
                 tally.slowest_case[m] = (case_cpu[m], (index, kind))
         worst = max(methods, key=lambda name: case_cpu[name])
         if case_cpu[worst] > max_seconds and not any(f.index == index for f in tally.failures[n_failed:]):
-            tally.failures.append(
-                _record(
-                    out,
-                    seed,
-                    index,
-                    kind,
-                    "slow",
-                    f"parse_html+{worst}.*",
-                    f"{case_cpu[worst]:.2f} s CPU for the whole case",
-                    data,
-                    encoding,
-                )
-            )
+            step, detail = f"parse_html+{worst}.*", f"{case_cpu[worst]:.2f} s CPU for the whole case"
+            tally.failures.append(_record(out, seed, index, kind, "slow", step, detail, data, encoding))
         jump = _maxrss_mb() - rss_before
         if jump > tally.rss_jump[0]:
             tally.rss_jump = (jump, (index, kind))
