@@ -365,6 +365,15 @@ def report_variants(label: str, p, rows, shown, args) -> None:
     for share in args.empty_share:
         mask = nearly_empty_fallback(p, rows, partner, args.threshold, share, 3.0)
         report(f"{label}, nearly empty below {share}", mask, rows, shown)
+    if args.boiler_rule:
+        col = FEATURE_NAMES.index
+        X = rows["X"]
+        boiler = (X[:, col("hint_boiler")] > 0.5) & (X[:, col("sent_rec2")] > 0.5) & (X[:, col("node_share")] >= 0.99)
+        base = p >= args.threshold
+        if args.comment_rule:
+            prose = comment_prose(X) & (X[:, col("in_top")] < 0.5)
+            base = base & ~prose
+        report(f"{label}, recurring boilerplate-named dropped", base & ~boiler, rows, shown)
     if args.comment_rule:
         prose = comment_prose(rows["X"])
         report(f"{label}, comment prose dropped", (p >= args.threshold) & ~prose, rows, shown)
@@ -426,6 +435,11 @@ def main():
         type=lambda v: [float(x) for x in v.split(",") if x],
         default=[],
         help="also report the nearly-empty rule with these shares of the page's words",
+    )
+    ap.add_argument(
+        "--boiler-rule",
+        action="store_true",
+        help="also report with recurring sentences of boilerplate-named, wholly template nodes dropped",
     )
     ap.add_argument("--comment-rule", action="store_true", help="also report with comment prose always dropped")
     ap.add_argument(

@@ -312,6 +312,11 @@ def sentence_features(
 
 _REC, _NODE_RATE = FEATURE_NAMES.index("sent_rec"), FEATURE_NAMES.index("node_rate")
 _IN_TOP = FEATURE_NAMES.index("in_top")
+_HINT_BOILER, _REC2, _NODE_SHARE = (FEATURE_NAMES.index(n) for n in ("hint_boiler", "sent_rec2", "node_share"))
+
+
+def _recurring_boilerplate(f: list) -> bool:
+    return f[_HINT_BOILER] > 0.5 and f[_REC2] > 0.5 and f[_NODE_SHARE] >= 0.99
 
 
 def _add_cohort(rows: list) -> None:
@@ -538,6 +543,9 @@ class TreeEnsemble:
 _SCORER_CACHE: dict = {}
 
 #: a site model's result with fewer kept words than this is "nearly empty"
+#: a page is judged with its site's evidence when at least this many other pages of the
+#: site are in the model, else alone (see the module docstring)
+MIN_OTHER_PAGES = 1
 NEARLY_EMPTY_WORDS = 10
 #: ... or, judged by one other page only, less than this share of the page's words while
 #: the page alone keeps three times as much (measured on all sites with more other pages,
@@ -606,12 +614,18 @@ class HybridMethod(SiteStatsModel):
     def _score(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, list]:
         """(rows, probabilities) of the page's sentences, judged with ``view`` (None:
         the page alone)."""
+        if view is not None and view.n_other < MIN_OTHER_PAGES:
+            view = None
         rows = sentence_features(view, pa, cetd_region(pa, view))
         if not rows:
             return rows, []
-        # a page with no other page of its site to compare with is judged alone
-        alone = view is None or view.n_other == 0
+        alone = view is None
         probs = self._scorers.predict(rows, alone)
+        if not alone:
+            # a sentence recurring across the site, in a node wholly template whose
+            # container is named as boilerplate (related, share, footer...), is template
+            # whatever its place on the page says
+            probs = [0.0 if _recurring_boilerplate(f) else p for (_b, _s, f), p in zip(rows, probs)]
         if self.include_comments:
             probs = [1.0 if _is_comment_prose(b, s) else p for (b, s, _f), p in zip(rows, probs)]
         else:
