@@ -90,6 +90,47 @@ def _rows_by_text(cleaner, html):
     return {s.text: {name: f[i] for name, i in col.items()} for _b, s, f in rows}
 
 
+def test_feature_groups_give_every_feature_once_in_the_declared_number(fitted):
+    from collections import Counter
+
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine.methods.sitestats import hybrid
+    from sst_cleaner.engine.methods.sitestats.site_stats import analyse_page
+
+    groups = hybrid._PAGE_GROUPS + hybrid._BLOCK_GROUPS + hybrid._SENTENCE_GROUPS
+    declared = Counter(name for g in groups for name in hybrid._GROUP_NAMES[g]) + Counter(hybrid._POST_PASS)
+    assert declared == Counter(FEATURE_NAMES)
+    pa = analyse_page(parse_html(site_page(100)[0]))
+    impl = fitted._impl
+    for view in (impl.stats.page_view(pa), None):
+        pg = hybrid._Page(view, pa, hybrid.cetd_region(pa, view))
+        for g in hybrid._PAGE_GROUPS:
+            assert len(g(pg)) == len(hybrid._GROUP_NAMES[g])
+        for bi, b in enumerate(pa.blocks):
+            for g in hybrid._BLOCK_GROUPS:
+                assert len(g(pg, bi, b)) == len(hybrid._GROUP_NAMES[g]), g.__name__
+            for s in b.sentences:
+                for g in hybrid._SENTENCE_GROUPS:
+                    assert len(g(pg, b, s)) == len(hybrid._GROUP_NAMES[g]), g.__name__
+
+
+def test_a_feature_given_twice_or_never_is_refused(monkeypatch):
+    from sst_cleaner.engine.methods.sitestats import hybrid
+
+    monkeypatch.setitem(hybrid._GROUP_NAMES, hybrid._media, ("hint_media", "near_media", "in_li"))
+    with pytest.raises(RuntimeError, match=r"twice \['in_li'\], missing \['in_figure'\]"):
+        hybrid._assembly()
+
+
+def test_rows_are_assembled_by_name(fitted):
+    # the vector follows FEATURE_NAMES whatever order the groups give their values in
+    rows = _rows_by_text(fitted, site_page(100)[0])
+    for feats in rows.values():
+        assert feats["bias"] == 1.0
+        assert feats["cohort"] > 0
+        assert feats["log_page_chars"] > 0
+
+
 @pytest.mark.parametrize("fitted_on", [[0], [0, 1]])
 def test_with_one_other_page_what_both_carry_counts_as_template(fitted_on):
     # a two-page site: a page is judged by the only other one (fitted on one page, or

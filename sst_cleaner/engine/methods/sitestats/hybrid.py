@@ -2,7 +2,7 @@
 
 Each sentence of a page is described by the three kinds of evidence the papers give, and
 small boosted-tree scorers (learnt on the dev corpora by ``benchmarks/train_default.py``,
-shipped as ``data/default_scorer.json``, evaluated here with numpy) weigh them:
+shipped as ``data/default_scorer.json``, evaluated with numpy by :mod:`._scorer`) weigh them:
 
 * **structure** (SST, Yi, Liu & Li): how many other pages have the sentence's style node,
   and how much of that node's text recurs across pages (a node whose text is template on
@@ -28,14 +28,20 @@ site model that keeps (almost) nothing of a page hands it to that scorer too
 from __future__ import annotations
 
 import math
+import operator
 from typing import Optional
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
 from sst_cleaner.engine.methods.cetd import covered_elements, extract_content
+from sst_cleaner.engine.methods.sitestats._scorer import Scorers as Scorers  # re-exported (public here first)
+from sst_cleaner.engine.methods.sitestats._scorer import TreeEnsemble as TreeEnsemble  # re-exported (tests use it)
+from sst_cleaner.engine.methods.sitestats._scorer import load_scorer
 from sst_cleaner.engine.methods.sitestats.site_stats import (
+    HINT_BOILER,
     HINT_COMMENT,
+    HINT_CONTENT,
     HINT_MEDIA,
     BlockInfo,
     PageAnalysis,
@@ -114,205 +120,350 @@ FEATURE_NAMES = (
 )
 
 
+#: where each feature sits in the vector, derived from FEATURE_NAMES once (the groups below
+#: declare the names they give and are placed by name too, see _assembly)
+_POSITION = {name: i for i, name in enumerate(FEATURE_NAMES)}
+_REC, _NODE_RATE, _COHORT = _POSITION["sent_rec"], _POSITION["node_rate"], _POSITION["cohort"]
+_IN_TOP = _POSITION["in_top"]
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_NAV_LIKE = ("header", "footer", "nav", "aside", "form")
+
+
+class _Page:
+    """What the feature groups need to know about the whole page, computed once per page
+    (every aggregate over the DOM here is linear in the page; the groups that read it run
+    per block or per sentence)."""
+
+    def __init__(self, view: Optional[PageView], pa: PageAnalysis, in_cetd: set):
+        self.view = view
+        self.pa = pa
+        self.n_other = n_other = view.n_other if view is not None else 0
+        #: the site has other pages to compare with (else the site features are neutral)
+        self.judged = view is not None and n_other > 0
+        self.nb = max(1, len(pa.blocks) - 1)
+        self.in_cetd = in_cetd
+        self.cetd_top: frozenset = getattr(in_cetd, "top", frozenset())
+        # per block: chars, template chars (sentences on >= 2 other pages), link chars;
+        # summed into every ancestor so each container knows what it holds. Summed in one
+        # pass children-before-parents (reverse document order), so the cost is linear in
+        # the elements however deep the page is.
+        agg: dict = {}
+        btmpl: list[float] = []
+        total = tmpl_total = 0
+        for b in pa.blocks:
+            blk = b.block
+            n = len(blk.text)
+            t = 0
+            if view is not None and n_other > 0:
+                t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
+            t = min(t, n)
+            btmpl.append(t / max(1, n))
+            total += n
+            tmpl_total += t
+            agg[blk.element] = [n, t, blk.link_chars]
+        for el in reversed(list(pa.page.root.iter())):
+            a = agg.get(el)
+            if a is None:
+                continue
+            parent = el.getparent()
+            if parent is None:
+                continue
+            pa_ = agg.get(parent)
+            if pa_ is None:
+                agg[parent] = list(a)
+            else:
+                pa_[0] += a[0]
+                pa_[1] += a[1]
+                pa_[2] += a[2]
+        self.agg = agg
+        self.btmpl = btmpl  # per block: share of its text that is template
+        self.page_tmpl = tmpl_total / max(1, total)
+        # The main container: walking down from the root, the child that holds at least
+        # half of the page's non-template text, as deep as such a child exists. What lies
+        # inside it is the page's own matter even where its words recur (a byline inside
+        # the article); what lies outside it rarely is. The wide main container holds nine
+        # tenths of it: on a reference manual, where the listings every page shares
+        # (inherited methods, trait implementations) sit beside the page's own
+        # description, it is the content area those listings belong to.
+        root = pa.page.root
+        content_total = total - tmpl_total
+        main = _deepest_holding(root, agg, content_total, 0.5)
+        wide = _deepest_holding(root, agg, content_total, 0.9)
+        wide_agg = agg.get(wide, (0, 0, 0))
+        self.wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
+        self.in_wide_set = set(wide.iter()) if wide is not root else None  # None: everything
+        main_agg = agg.get(main, (0, 0, 0))
+        self.main_tmpl = main_agg[1] / max(1, main_agg[0])
+        self.in_main_set = set(main.iter()) if main is not root else None
+
+        top, self.top_ratio_of, self.top_share = _prose_container(pa, agg, btmpl, content_total)
+        self.in_top_set = in_top_set = set(top.iter()) if top is not None else set()
+        self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
+        self.log_page_chars = math.log1p(content_total)
+        page_counts: dict = {}
+        code_chars = link_total = 0
+        for b in pa.blocks:
+            for s in b.sentences:
+                page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
+            link_total += b.block.link_chars
+            if (
+                b.tag in ("pre", "code", "td", "th")
+                or "pre" in b.ancestors
+                or "code" in b.ancestors
+                or "table" in b.ancestors
+            ):
+                code_chars += len(b.block.text)
+        self.page_counts = page_counts  # sentence hash -> occurrences on the page
+        self.page_link_share = link_total / max(1, total)
+        self.page_code_share = code_chars / max(1, total)
+
+    def above(self, el) -> tuple:
+        """(log chars, template share, link share) of the containers 1, 2 and 3 levels
+        above ``el`` (above the root, the root again)."""
+        agg = self.agg
+        out: list[float] = []
+        for _ in range(3):
+            p = el.getparent()
+            if p is not None:
+                el = p
+            a = agg.get(el, (0, 0, 0))
+            c = max(1, a[0])
+            out += (math.log1p(a[0]), a[1] / c, a[2] / c)
+        return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# The feature groups. Each declares the names of its features and returns their values
+# in that order (a tuple: a row is made per sentence of every page, and tuples are what
+# Python joins fastest); sentence_features places them by name.
+# ---------------------------------------------------------------------------------------
+_GROUP_NAMES: dict = {}
+
+
+def _features(*names: str):
+    """Declare the features a group gives, in the order it returns them."""
+
+    def declare(group):
+        _GROUP_NAMES[group] = names
+        return group
+
+    return declare
+
+
+@_features("bias", "page_tmpl", "log_page_chars", "page_link_share", "page_code_share")
+def _page_level(pg: _Page) -> tuple:
+    """The same for every sentence of the page."""
+    return 1.0, pg.page_tmpl, pg.log_page_chars, pg.page_link_share, pg.page_code_share
+
+
+@_features("node_share", "node_rate", "node_new")
+def _site_node(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """Site recurrence of the block's style node (SST); node_rate is measured against
+    the cohort later (_add_cohort)."""
+    view = pg.view
+    if view is None or not pg.judged:
+        return 0.0, 0.0, 1.0
+    ndf = view.node_df(b.key)
+    node_share = view.stats.node_template_share(b.key, 2 + view.own)
+    return node_share, ndf / pg.n_other, 1.0 if ndf == 0 else 0.0
+
+
+@_features(
+    "link_density",
+    "log_block_chars",
+    "is_heading",
+    "in_li",
+    "in_pre_or_table",
+    "in_nav_like",
+    "rel_pos",
+    "log_links",
+)
+def _block_shape(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """What the block is: its size, links, element and position on the page."""
+    blk = b.block
+    anc = b.ancestors
+    tag = b.tag
+    return (
+        blk.link_chars / max(1, len(blk.text)),
+        math.log1p(len(blk.text)),
+        1.0 if (tag in _HEADINGS or any(a[0] == "h" and a[1:].isdigit() for a in anc)) else 0.0,
+        1.0 if (tag in ("li", "dd", "dt") or "li" in anc) else 0.0,
+        1.0 if (tag in ("pre", "td", "th") or "pre" in anc or "table" in anc) else 0.0,
+        1.0 if any(a in _NAV_LIKE for a in anc) or tag in _NAV_LIKE else 0.0,
+        bi / pg.nb,
+        math.log1p(blk.n_links),
+    )
+
+
+@_features("in_cetd", "in_cetd_top")
+def _density(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """CETD: the content region and its subtree of largest DensitySum."""
+    el = b.block.element
+    return 1.0 if el in pg.in_cetd else 0.0, 1.0 if el in pg.cetd_top else 0.0
+
+
+@_features(
+    "up1_log_chars",
+    "up1_tmpl",
+    "up1_link",
+    "up2_log_chars",
+    "up2_tmpl",
+    "up2_link",
+    "up3_log_chars",
+    "up3_tmpl",
+    "up3_link",
+    "prev_tmpl",
+    "prev_link",
+    "next_tmpl",
+    "next_link",
+)
+def _context(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """The containers 1, 2 and 3 levels above the block, and its neighbours (a missing
+    neighbour counts as all template, all links)."""
+    blocks = pg.pa.blocks
+    if bi > 0:
+        pb = blocks[bi - 1].block
+        prev = pg.btmpl[bi - 1], pb.link_chars / max(1, len(pb.text))
+    else:
+        prev = 1.0, 1.0
+    if bi + 1 < len(blocks):
+        nb = blocks[bi + 1].block
+        next_ = pg.btmpl[bi + 1], nb.link_chars / max(1, len(nb.text))
+    else:
+        next_ = 1.0, 1.0
+    return pg.above(b.block.element) + prev + next_
+
+
+@_features("hint_comment", "hint_boiler", "hint_content", "near_comment", "near_boiler", "near_content")
+def _hints(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """What the containers are called: any ancestor (hint_*), the block's element and the
+    two above it (near_*)."""
+    h, nh = b.hints, b.near_hints
+    return (
+        float(bool(h & HINT_COMMENT)),
+        float(bool(h & HINT_BOILER)),
+        float(bool(h & HINT_CONTENT)),
+        float(bool(nh & HINT_COMMENT)),
+        float(bool(nh & HINT_BOILER)),
+        float(bool(nh & HINT_CONTENT)),
+    )
+
+
+@_features(
+    "in_main", "main_tmpl", "in_wide", "wide_tmpl", "in_article", "in_top", "after_top", "top_ratio", "top_share"
+)
+def _containers(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """Whether the block lies in the page's main, wide, article and prose containers, and
+    how template those are."""
+    el = b.block.element
+    anc = b.ancestors
+    in_top = el in pg.in_top_set
+    return (
+        1.0 if pg.in_main_set is None or el in pg.in_main_set else 0.0,
+        pg.main_tmpl,
+        1.0 if pg.in_wide_set is None or el in pg.in_wide_set else 0.0,
+        pg.wide_tmpl,
+        1.0 if ("article" in anc or "main" in anc or b.tag in ("article", "main")) else 0.0,
+        1.0 if in_top else 0.0,
+        1.0 if (not in_top and bi > pg.last_top >= 0) else 0.0,
+        pg.top_ratio_of(el),
+        pg.top_share,
+    )
+
+
+@_features("hint_media", "near_media", "in_figure")
+def _media(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """Captions, galleries, photo credits."""
+    anc = b.ancestors
+    return (
+        float(bool(b.hints & HINT_MEDIA)),
+        float(bool(b.near_hints & HINT_MEDIA)),
+        1.0 if ("figure" in anc or "figcaption" in anc or b.tag in ("figure", "figcaption")) else 0.0,
+    )
+
+
+@_features("entropy", "sent_rec", "sent_rec2")
+def _site_sentence(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
+    """Site recurrence of the sentence itself (informative sentences); sent_rec is
+    measured against the cohort later (_add_cohort)."""
+    view = pg.view
+    if view is None or not pg.judged:
+        return 0.0, 0.0, 0.0
+    sdf = view.sentence_df(s.hash)
+    return view.sentence_entropy(b.key, s), sdf / pg.n_other, 1.0 if sdf >= view.recur_df else 0.0
+
+
+@_features("log_sent_words", "stop_ratio", "ends_punct", "dup_in_page")
+def _sentence_shape(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
+    """Whether the sentence reads as prose, and whether the page repeats it."""
+    return (
+        math.log1p(s.n_words),
+        s.stop_ratio,
+        1.0 if s.text[-1:] in ".!?\"'”。！？:" else 0.0,
+        1.0 if pg.page_counts[s.hash] > 1 else 0.0,
+    )
+
+
+_PAGE_GROUPS = (_page_level,)
+_BLOCK_GROUPS = (_site_node, _block_shape, _density, _context, _hints, _containers, _media)
+_SENTENCE_GROUPS = (_site_sentence, _sentence_shape)
+#: given by _add_cohort once all the page's rows are known (a placeholder until then)
+_POST_PASS = ("cohort",)
+
+
+def _assembly() -> operator.itemgetter:
+    """Where each feature of FEATURE_NAMES sits among the groups' values joined in group
+    order (page, block, sentence, post-pass); refuses groups that do not give every
+    feature exactly once."""
+    joined = [name for group in _PAGE_GROUPS + _BLOCK_GROUPS + _SENTENCE_GROUPS for name in _GROUP_NAMES[group]]
+    joined += _POST_PASS
+    if len(joined) != len(set(joined)) or set(joined) != set(FEATURE_NAMES):
+        twice = sorted({n for n in joined if joined.count(n) > 1})
+        raise RuntimeError(
+            f"feature groups must give every feature exactly once: twice {twice}, "
+            f"missing {sorted(set(FEATURE_NAMES) - set(joined))}, unknown {sorted(set(joined) - set(FEATURE_NAMES))}"
+        )
+    at = {name: i for i, name in enumerate(joined)}
+    return operator.itemgetter(*(at[name] for name in FEATURE_NAMES))
+
+
+#: joined group values -> FEATURE_NAMES order, derived once
+_IN_FEATURE_ORDER = _assembly()
+_N_FEATURES = len(FEATURE_NAMES)
+_POST_PLACEHOLDER = (0.0,) * len(_POST_PASS)
+
+
 def sentence_features(
     view: Optional[PageView], pa: PageAnalysis, in_cetd: set
 ) -> list[tuple[BlockInfo, SentenceInfo, list[float]]]:
-    """One feature vector per sentence of the page (order = page order)."""
+    """One feature vector per sentence of the page (order = page order), in
+    FEATURE_NAMES order: the page's groups run once, each block's groups once per block,
+    each sentence's groups once per sentence, and the cohort once the page's rows are
+    all known."""
+    pg = _Page(view, pa, in_cetd)
+    page_values: tuple = ()
+    for page_group in _PAGE_GROUPS:
+        page_values += page_group(pg)
+    in_feature_order = _IN_FEATURE_ORDER
     rows = []
-    nb = max(1, len(pa.blocks) - 1)
-    n_other = view.n_other if view is not None else 0
-    # per block: chars, template chars (sentences on >= 2 other pages), link chars;
-    # summed into every ancestor so each container knows what it holds. Summed in one
-    # pass children-before-parents (reverse document order), so the cost is linear in
-    # the elements however deep the page is.
-    agg: dict = {}
-    btmpl: list[float] = []
-    total = tmpl_total = 0
-    for b in pa.blocks:
-        blk = b.block
-        n = len(blk.text)
-        t = 0
-        if view is not None and n_other > 0:
-            t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
-        t = min(t, n)
-        btmpl.append(t / max(1, n))
-        total += n
-        tmpl_total += t
-        agg[blk.element] = [n, t, blk.link_chars]
-    for el in reversed(list(pa.page.root.iter())):
-        a = agg.get(el)
-        if a is None:
-            continue
-        parent = el.getparent()
-        if parent is None:
-            continue
-        pa_ = agg.get(parent)
-        if pa_ is None:
-            agg[parent] = list(a)
-        else:
-            pa_[0] += a[0]
-            pa_[1] += a[1]
-            pa_[2] += a[2]
-    page_tmpl = tmpl_total / max(1, total)
-    # The main container: walking down from the root, the child that holds at least half
-    # of the page's non-template text, as deep as such a child exists. What lies inside
-    # it is the page's own matter even where its words recur (a byline inside the
-    # article); what lies outside it rarely is. The wide main container holds nine tenths
-    # of it: on a reference manual, where the listings every page shares (inherited
-    # methods, trait implementations) sit beside the page's own description, it is the
-    # content area those listings belong to.
-    root = pa.page.root
-    content_total = total - tmpl_total
-    main = _deepest_holding(root, agg, content_total, 0.5)
-    wide = _deepest_holding(root, agg, content_total, 0.9)
-    wide_agg = agg.get(wide, (0, 0, 0))
-    wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
-    in_wide_set = set(wide.iter()) if wide is not root else None
-    main_agg = agg.get(main, (0, 0, 0))
-    main_tmpl = main_agg[1] / max(1, main_agg[0])
-    in_main_set = set(main.iter()) if main is not root else None
-
-    top, top_ratio_of, top_share = _prose_container(pa, agg, btmpl, content_total)
-    in_top_set = set(top.iter()) if top is not None else set()
-    last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
-    log_page_chars = math.log1p(content_total)
-    page_counts: dict = {}
-    code_chars = link_total = 0
-    for b in pa.blocks:
-        for s in b.sentences:
-            page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
-        link_total += b.block.link_chars
-        if (
-            b.tag in ("pre", "code", "td", "th")
-            or "pre" in b.ancestors
-            or "code" in b.ancestors
-            or "table" in b.ancestors
-        ):
-            code_chars += len(b.block.text)
-    page_link_share = link_total / max(1, total)
-    page_code_share = code_chars / max(1, total)
-    cetd_top: frozenset = getattr(in_cetd, "top", frozenset())
-
-    def up(el, k):
-        for _ in range(k):
-            p = el.getparent()
-            if p is None:
-                break
-            el = p
-        a = agg.get(el, (0, 0, 0))
-        c = max(1, a[0])
-        return [math.log1p(a[0]), a[1] / c, a[2] / c]
-
-    nblocks = len(pa.blocks)
     for bi, b in enumerate(pa.blocks):
-        blk = b.block
-        link_density = blk.link_chars / max(1, len(blk.text))
-        anc = b.ancestors
-        is_heading = (
-            1.0
-            if (b.tag in ("h1", "h2", "h3", "h4", "h5", "h6") or any(a[0] == "h" and a[1:].isdigit() for a in anc))
-            else 0.0
-        )
-        in_li = 1.0 if (b.tag in ("li", "dd", "dt") or "li" in anc) else 0.0
-        in_pre = 1.0 if (b.tag in ("pre", "td", "th") or "pre" in anc or "table" in anc) else 0.0
-        nav_like = (
-            1.0
-            if any(a in ("header", "footer", "nav", "aside", "form") for a in anc)
-            or b.tag in ("header", "footer", "nav", "aside", "form")
-            else 0.0
-        )
-        if view is not None and n_other > 0:
-            ndf = view.node_df(b.key)
-            node_rate = ndf / n_other
-            node_share = view.stats.node_template_share(b.key, 2 + view.own)
-            node_new = 1.0 if ndf == 0 else 0.0
-        else:
-            node_rate = node_share = 0.0
-            node_new = 1.0
-        cetd = 1.0 if blk.element in in_cetd else 0.0
-        log_chars = math.log1p(len(blk.text))
-        ctx = up(blk.element, 1) + up(blk.element, 2) + up(blk.element, 3)
-        if bi > 0:
-            pb = pa.blocks[bi - 1].block
-            ctx += [btmpl[bi - 1], pb.link_chars / max(1, len(pb.text))]
-        else:
-            ctx += [1.0, 1.0]
-        if bi + 1 < nblocks:
-            nbk = pa.blocks[bi + 1].block
-            ctx += [btmpl[bi + 1], nbk.link_chars / max(1, len(nbk.text))]
-        else:
-            ctx += [1.0, 1.0]
-        ctx.append(page_tmpl)
-        ctx += [float(bool(b.hints & 1)), float(bool(b.hints & 2)), float(bool(b.hints & 4))]
-        ctx += [
-            1.0 if in_main_set is None or blk.element in in_main_set else 0.0,
-            main_tmpl,
-            1.0 if in_wide_set is None or blk.element in in_wide_set else 0.0,
-            wide_tmpl,
-        ]
-        nh = b.near_hints
-        in_top = blk.element in in_top_set
-        ctx += [
-            float(bool(nh & 1)),
-            float(bool(nh & 2)),
-            float(bool(nh & 4)),
-            1.0 if ("article" in anc or "main" in anc or b.tag in ("article", "main")) else 0.0,
-            1.0 if in_top else 0.0,
-            1.0 if (not in_top and bi > last_top >= 0) else 0.0,
-            top_ratio_of(blk.element),
-            top_share,
-            math.log1p(blk.n_links),
-            log_page_chars,
-            1.0 if blk.element in cetd_top else 0.0,
-            float(bool(b.hints & HINT_MEDIA)),
-            float(bool(nh & HINT_MEDIA)),
-            1.0 if ("figure" in anc or "figcaption" in anc or b.tag in ("figure", "figcaption")) else 0.0,
-        ]
+        block_values = page_values
+        for block_group in _BLOCK_GROUPS:
+            block_values += block_group(pg, bi, b)
         for s in b.sentences:
-            if view is not None and n_other > 0:
-                sdf = view.sentence_df(s.hash)
-                rec = sdf / n_other
-                rec2 = 1.0 if sdf >= view.recur_df else 0.0
-                ent = view.sentence_entropy(b.key, s)
-            else:
-                rec = rec2 = ent = 0.0
-            ends = 1.0 if s.text[-1:] in ".!?\"'”。！？:" else 0.0
-            page_ctx = [1.0 if page_counts[s.hash] > 1 else 0.0, page_link_share, page_code_share]
-            rows.append(
-                (
-                    b,
-                    s,
-                    [
-                        1.0,
-                        ent,
-                        rec,
-                        rec2,
-                        node_share,
-                        node_rate,
-                        node_new,
-                        cetd,
-                        link_density,
-                        log_chars,
-                        math.log1p(s.n_words),
-                        s.stop_ratio,
-                        ends,
-                        is_heading,
-                        in_li,
-                        in_pre,
-                        nav_like,
-                        bi / nb,
-                    ]
-                    + ctx
-                    + page_ctx,
-                )
-            )
+            values = block_values
+            for sentence_group in _SENTENCE_GROUPS:
+                values += sentence_group(pg, b, s)
+            values += _POST_PLACEHOLDER
+            if len(values) != _N_FEATURES:  # a group gave more or fewer values than it names
+                raise RuntimeError(f"feature groups gave {len(values)} values for {_N_FEATURES} features")
+            rows.append((b, s, list(in_feature_order(values))))
     _add_cohort(rows)
     return rows
 
 
-_REC, _NODE_RATE = FEATURE_NAMES.index("sent_rec"), FEATURE_NAMES.index("node_rate")
-_IN_TOP = FEATURE_NAMES.index("in_top")
-_HINT_BOILER, _REC2, _NODE_SHARE = (FEATURE_NAMES.index(n) for n in ("hint_boiler", "sent_rec2", "node_share"))
+_HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
 
 
 def _recurring_boilerplate(f: list) -> bool:
@@ -321,14 +472,14 @@ def _recurring_boilerplate(f: list) -> bool:
 
 def _add_cohort(rows: list) -> None:
     """Measure sent_rec and node_rate against the page's template cohort (see
-    FEATURE_NAMES) and append the cohort, in place. Chosen by leave-one-corpus-out over
+    FEATURE_NAMES) and fill in the cohort, in place. Chosen by leave-one-corpus-out over
     keeping the shares of all other pages beside the cohort ones."""
     cohort = max((f[_NODE_RATE] for _b, _s, f in rows), default=0.0)
     for _b, _s, f in rows:
         if cohort > 0:
             f[_REC] = min(1.0, f[_REC] / cohort)
             f[_NODE_RATE] = f[_NODE_RATE] / cohort
-        f.append(cohort)
+        f[_COHORT] = cohort
 
 
 def _deepest_holding(root, agg: dict, content_total: int, share: float):
@@ -426,122 +577,8 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> CetdRegion:
 
 
 # ---------------------------------------------------------------------------------------
-# The learnt scorer: a small boosted-tree ensemble stored as JSON (never pickled).
-# ---------------------------------------------------------------------------------------
-class TreeEnsemble:
-    """Additive regression trees on the feature vector, logistic link.
-
-    JSON: ``{"features": [names], "baseline": b, "trees": [{"feature": [...],
-    "threshold": [...], "left": [...], "right": [...], "leaf": [...], "value": [...]}]}``.
-    A row goes left when ``x[feature] <= threshold`` (NaN never occurs: every feature is a
-    number by construction).
-    """
-
-    #: deepest tree accepted (a scorer file is data: a cycle or a very deep tree is refused)
-    MAX_DEPTH = 12
-
-    def __init__(self, spec: dict, names: tuple = FEATURE_NAMES):
-        import numpy as np
-
-        if tuple(spec["features"]) != tuple(names):
-            raise ValueError("scorer was trained on other features than this version computes")
-        self.baseline = float(spec["baseline"])
-        trees = [self._checked(t, len(names)) for t in spec["trees"]]
-        # Every tree is laid out as a *perfect* binary tree of the ensemble's depth D
-        # (node i has children 2i+1, 2i+2; a leaf shallower than D is copied down, under
-        # a split that sends everything left), so a batch walks all trees at once with
-        # D gathers and no per-tree bookkeeping.
-        depth = max((self._depth(t) for t in trees), default=0)
-        n_internal, n_leaves = 2**depth - 1, 2**depth
-        k = max(1, len(trees))
-        feature = np.zeros((k, max(1, n_internal)), dtype=np.intp)
-        threshold = np.full((k, max(1, n_internal)), np.inf)
-        leaf_value = np.zeros((k, n_leaves))
-        for ti, (feat, thr, left, right, leaf, value) in enumerate(trees):
-            stack = [(0, 0, 0)]  # (node of the tree, slot in the perfect tree, level)
-            while stack:
-                node, slot, level = stack.pop()
-                if level == depth:
-                    leaf_value[ti, slot - n_internal] = value[node]
-                elif leaf[node]:
-                    # x > inf is never true: every row goes left, to the copy of the leaf
-                    stack.append((node, 2 * slot + 1, level + 1))
-                else:
-                    feature[ti, slot] = feat[node]
-                    threshold[ti, slot] = thr[node]
-                    stack.append((left[node], 2 * slot + 1, level + 1))
-                    stack.append((right[node], 2 * slot + 2, level + 1))
-        self.depth = depth
-        self.n_trees = k
-        self.n_internal = n_internal
-        self._stride = max(1, n_internal)  # row length of the internal-node arrays
-        self._feature = feature.ravel()
-        self._threshold = threshold.ravel()
-        self._leaf_value = leaf_value.ravel()
-        self._n_leaves = n_leaves
-
-    @staticmethod
-    def _checked(t: dict, n_features: int) -> tuple:
-        feat, thr = list(map(int, t["feature"])), list(map(float, t["threshold"]))
-        left, right = list(map(int, t["left"])), list(map(int, t["right"]))
-        leaf, value = list(map(bool, t["leaf"])), list(map(float, t["value"]))
-        n = len(feat)
-        if n == 0 or not all(len(a) == n for a in (thr, left, right, leaf, value)):
-            raise ValueError("malformed tree")
-        for i in range(n):  # leaves too: a file with any index out of range is corrupt
-            if not 0 <= feat[i] < n_features:
-                raise ValueError("tree feature index out of range")
-            if not (0 <= left[i] < n and 0 <= right[i] < n):
-                raise ValueError("tree child index out of range")
-        return feat, thr, left, right, leaf, value
-
-    @classmethod
-    def _depth(cls, t: tuple) -> int:
-        """Depth of the deepest leaf; a tree deeper than MAX_DEPTH (or a cycle) is refused."""
-        _feat, _thr, left, right, leaf, _value = t
-        deepest = 0
-        stack = [(0, 0)]
-        while stack:
-            node, level = stack.pop()
-            if level > cls.MAX_DEPTH:
-                raise ValueError(f"tree deeper than {cls.MAX_DEPTH} levels (or cyclic)")
-            if leaf[node]:
-                deepest = max(deepest, level)
-            else:
-                stack.append((left[node], level + 1))
-                stack.append((right[node], level + 1))
-        return deepest
-
-    def predict(self, X):
-        """Probability for each row of ``X`` (rows = sentences, columns = FEATURE_NAMES).
-
-        A row goes left when ``x[feature] <= threshold`` (NaN never occurs: every feature
-        is a number by construction).
-        """
-        import numpy as np
-
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or not len(X):
-            return np.zeros(0)
-        n, n_cols = X.shape
-        flat_x = X.ravel()
-        row_base = (np.arange(n, dtype=np.intp) * n_cols)[:, None]
-        tree_base = (np.arange(self.n_trees, dtype=np.intp) * self._stride)[None, :]
-        slot = np.zeros((n, self.n_trees), dtype=np.intp)
-        for _ in range(self.depth):
-            at = tree_base + slot
-            go_right = flat_x.take(row_base + self._feature.take(at)) > self._threshold.take(at)
-            slot = 2 * slot + 1 + go_right
-        leaf_base = (np.arange(self.n_trees, dtype=np.intp) * self._n_leaves)[None, :]
-        z = self.baseline + self._leaf_value.take(leaf_base + slot - self.n_internal).sum(axis=1)
-        return 1.0 / (1.0 + np.exp(-z))
-
-
-# ---------------------------------------------------------------------------------------
 # The method
 # ---------------------------------------------------------------------------------------
-_SCORER_CACHE: dict = {}
-
 #: a site model's result with fewer kept words than this is "nearly empty"
 #: a page is judged with its site's evidence when at least this many other pages of the
 #: site are in the model, else alone (see the module docstring)
@@ -551,33 +588,6 @@ NEARLY_EMPTY_WORDS = 10
 #: the page alone keeps three times as much (measured on all sites with more other pages,
 #: this check cost sites-dev's site mode, so it is kept to this case)
 ONE_OTHER_SHARE = 0.1
-
-
-class Scorers:
-    """The default method's learnt scorers: one for pages whose site has evidence, one for
-    pages judged alone (a file with only the first serves both)."""
-
-    def __init__(self, spec: dict):
-        self.site = TreeEnsemble(spec["stage1"])
-        self.page = TreeEnsemble(spec["page"]) if "page" in spec else self.site
-
-    def predict(self, rows: list, alone: bool):
-        return (self.page if alone else self.site).predict([r[2] for r in rows])
-
-
-def load_scorer(path: Optional[str] = None) -> Scorers:
-    """The learnt scorers shipped with the package (``data/default_scorer.json``)."""
-    import json
-    import os
-
-    if path is None:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "default_scorer.json")
-    hit = _SCORER_CACHE.get(path)
-    if hit is None:
-        with open(path, "r", encoding="utf-8") as fh:
-            hit = Scorers(json.load(fh))
-        _SCORER_CACHE[path] = hit
-    return hit
 
 
 def _is_comment_prose(b: BlockInfo, s: SentenceInfo) -> bool:
