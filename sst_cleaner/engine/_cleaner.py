@@ -367,7 +367,7 @@ class SiteCleaner:
         return f"SiteCleaner(method={self.method!r}, pages={self.n_pages})"
 
 
-def whole_page_result(page, method: str):
+def whole_page_result(page: PreparedPage, method: str) -> CleanResult:
     """The page returned whole: all its visible text as one informative block (the BODY),
     ``status="over_budget"``.
 

@@ -155,7 +155,7 @@ def _nonstarter_run_patterns() -> tuple["re.Pattern[str]", "re.Pattern[str]"]:
                 else:
                     ranges.append([cp, cp])
 
-        def compile_class(rs):
+        def compile_class(rs: list[list[int]]) -> re.Pattern[str]:
             cls = "".join(re.escape(chr(lo)) + ("-" + re.escape(chr(hi)) if hi > lo else "") for lo, hi in rs)
             return re.compile(f"[{cls}]{{{MAX_NONSTARTERS + 1},}}")
 

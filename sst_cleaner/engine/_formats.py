@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import html as _html
 import re
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -260,7 +260,7 @@ class Piece:
 
     __slots__ = ("kind", "runs", "level", "ordered", "table", "row", "header", "quote", "code", "root")
 
-    def __init__(self, kind: str, runs: list, **kw):
+    def __init__(self, kind: str, runs: list, **kw: Any) -> None:
         self.kind = kind
         self.runs = runs
         self.level = kw.get("level", 0)

@@ -29,7 +29,7 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, fields, replace
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 T = TypeVar("T")
 
@@ -330,10 +330,10 @@ class PageBudgets:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Any:
         return self._prepare(self._items[i])
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         self.not_read = 0
         for i, item in enumerate(self._items):
             self.disarm()

@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +124,7 @@ def map_shards(
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _collect(future, fn: Callable[..., Any], args: tuple) -> Any:
+def _collect(future: Optional[Future[Any]], fn: Callable[..., Any], args: tuple) -> Any:
     if future is not None:
         try:
             return future.result()

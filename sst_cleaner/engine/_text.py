@@ -72,7 +72,7 @@ except Exception:  # pragma: no cover - a declared dependency; plain words if mi
 _STEMMERS = threading.local()
 
 
-def _stemmer():
+def _stemmer() -> Any:
     got = getattr(_STEMMERS, "english", None)
     if got is None:
         got = _STEMMERS.english = _snowball.stemmer("english")

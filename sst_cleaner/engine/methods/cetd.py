@@ -36,7 +36,7 @@ fills flat per-element arrays in pre-order; the rest works on the arrays, so pag
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from lxml import etree
 
@@ -547,7 +547,7 @@ class CETDMethod:
         return {"n_pages": self.n_pages}
 
     @classmethod
-    def from_dict(cls, state: dict, **params) -> "CETDMethod":
+    def from_dict(cls, state: dict, **params: Any) -> "CETDMethod":
         obj = cls(**params)
         n = state.get("n_pages", 0) if isinstance(state, dict) else 0
         obj.n_pages = n if isinstance(n, int) and n >= 0 else 0

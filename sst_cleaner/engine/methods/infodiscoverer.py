@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 from lxml import etree
@@ -440,7 +440,7 @@ class InfoDiscovererMethod:
         self._threshold = None
 
     # -- the threshold --------------------------------------------------------------
-    def _blocks(self, groups, atom_ids) -> list[ContentBlock]:
+    def _blocks(self, groups: Sequence[Sequence[int]], atom_ids: Sequence[Sequence[int]]) -> list[ContentBlock]:
         atom_h = [self.entropy.entropy_of_ids(ids) for ids in atom_ids]
         return refine(groups, atom_h, self.start_level, self.ambiguous, split_root=True)
 
@@ -485,7 +485,7 @@ class InfoDiscovererMethod:
         }
 
     @classmethod
-    def from_dict(cls, state: dict, **params) -> "InfoDiscovererMethod":
+    def from_dict(cls, state: dict, **params: Any) -> "InfoDiscovererMethod":
         obj = cls(**params)
         if not isinstance(state, dict):
             raise ValueError("bad infodiscoverer state")

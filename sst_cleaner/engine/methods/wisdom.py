@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Optional
+from typing import Any, Callable, Optional
 from urllib.parse import urldefrag, urljoin
 
 import numpy as np
@@ -115,7 +115,7 @@ class InformationTree:
         anterm: list[int] = []
         base = page.url or ""
 
-        def add(kind: int, el, par: int, block) -> int:
+        def add(kind: int, el: etree._Element, par: int, block: etree._Element) -> int:
             i = len(self.parent)
             self.parent.append(par)
             self.kind.append(kind)
@@ -137,7 +137,7 @@ class InformationTree:
         en_arr = entropy._en
         depth: list[int] = []
 
-        def add_text(text: Optional[str], par: int, block) -> None:
+        def add_text(text: Optional[str], par: int, block: etree._Element) -> None:
             if not text:
                 return
             t = " ".join(text.split())
@@ -193,7 +193,7 @@ class InformationTree:
         return [clen, alen, api, nanchor, wsum, nterm, awsum, anterm], depth
 
     def _anchor_api(
-        self, i: int, el, terms: list[int], base: str, entropy: TermEntropy, page_terms: dict[str, set]
+        self, i: int, el: etree._Element, terms: list[int], base: str, entropy: TermEntropy, page_terms: dict[str, set]
     ) -> float:
         """API of anchor node ``i`` (0 unless it links a page of the model), its URL kept
         in ``self.href``: ``sum 1/EN(t)`` over the terms of its text and a bounded
@@ -288,7 +288,7 @@ class InformationTree:
         return sum(1 for i in anchors if self.api[i] <= 0) / len(anchors)
 
 
-def mib(tree: InformationTree, k: int, f_a: np.ndarray, st: float, tc) -> list[int]:
+def mib(tree: InformationTree, k: int, f_a: np.ndarray, st: float, tc: Callable[[int], bool]) -> list[int]:
     """MIB(k, f_A, ST) (Fig. 8): top-down greedy search of at most k informative blocks."""
     found: list[int] = []
     if tree.n == 0 or f_a[0] <= 0:
@@ -306,7 +306,7 @@ def mib(tree: InformationTree, k: int, f_a: np.ndarray, st: float, tc) -> list[i
     return found
 
 
-def dstm(tree: InformationTree, s: int, f_a: np.ndarray, tc) -> list[int]:
+def dstm(tree: InformationTree, s: int, f_a: np.ndarray, tc: Callable[[int], bool]) -> list[int]:
     """Direct sibling tree merging: siblings of ``s`` meeting the type constraint with a
     smaller f_A (larger ones were already judged by MIB)."""
     p = tree.parent[s]
@@ -326,7 +326,7 @@ def first_nonsingleton_ancestor(tree: InformationTree, s: int, f_a: np.ndarray) 
     return -1
 
 
-def condense(tree: InformationTree, roots: list[int], tc) -> tuple[set, set]:
+def condense(tree: InformationTree, roots: list[int], tc: Callable[[int], bool]) -> tuple[set, set]:
     """Expanded subtrees minus the block-level subtrees failing the type constraint.
 
     Returns (kept nodes, dropped subtree roots)."""
@@ -345,7 +345,9 @@ def condense(tree: InformationTree, roots: list[int], tc) -> tuple[set, set]:
     return kept, dropped
 
 
-def expand(tree: InformationTree, skeleton: list[int], f_a: np.ndarray, tc, cstm: int = 1) -> list[int]:
+def expand(
+    tree: InformationTree, skeleton: list[int], f_a: np.ndarray, tc: Callable[[int], bool], cstm: int = 1
+) -> list[int]:
     """DSTM then k-CSTM (k = ``cstm``) around every skeleton node; returns subtree roots."""
     out: list[int] = []
     seen: set = set()
@@ -526,7 +528,7 @@ class WisdomMethod:
         return {"entropy": self.entropy.to_dict(), "page_terms": {u: sorted(ids) for u, ids in self.page_terms.items()}}
 
     @classmethod
-    def from_dict(cls, state: dict, **params) -> "WisdomMethod":
+    def from_dict(cls, state: dict, **params: Any) -> "WisdomMethod":
         obj = cls(**params)
         if not isinstance(state, dict):
             raise ValueError("bad wisdom state")

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 def _feature_names() -> tuple:
@@ -106,7 +110,7 @@ class TreeEnsemble:
                 stack.append((right[node], level + 1))
         return deepest
 
-    def predict(self, X):
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         """Probability for each row of ``X`` (rows = sentences, columns = FEATURE_NAMES).
 
         A row goes left when ``x[feature] <= threshold`` (NaN never occurs: every feature
@@ -142,7 +146,7 @@ class Scorers:
         self.site = TreeEnsemble(spec["stage1"])
         self.page = TreeEnsemble(spec["page"]) if "page" in spec else self.site
 
-    def predict(self, rows: list, alone: bool):
+    def predict(self, rows: list, alone: bool) -> np.ndarray:
         return (self.page if alone else self.site).predict([r[2] for r in rows])
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
@@ -51,6 +51,10 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
     SiteStatsModel,
     analyse_page,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    from lxml import etree
 
 FEATURE_NAMES = (
     "bias",
@@ -218,7 +222,7 @@ class _Page:
         self.page_link_share = link_total / max(1, total)
         self.page_code_share = code_chars / max(1, total)
 
-    def above(self, el) -> tuple:
+    def above(self, el: etree._Element) -> tuple:
         """(log chars, template share, link share) of the containers 1, 2 and 3 levels
         above ``el`` (above the root, the root again)."""
         agg = self.agg
@@ -240,11 +244,13 @@ class _Page:
 # ---------------------------------------------------------------------------------------
 _GROUP_NAMES: dict = {}
 
+_Group = TypeVar("_Group", bound=Callable[..., tuple])
 
-def _features(*names: str):
+
+def _features(*names: str) -> Callable[[_Group], _Group]:
     """Declare the features a group gives, in the order it returns them."""
 
-    def declare(group):
+    def declare(group: _Group) -> _Group:
         _GROUP_NAMES[group] = names
         return group
 
@@ -482,7 +488,7 @@ def _add_cohort(rows: list) -> None:
         f[_COHORT] = cohort
 
 
-def _deepest_holding(root, agg: dict, content_total: int, share: float):
+def _deepest_holding(root: etree._Element, agg: dict, content_total: int, share: float) -> etree._Element:
     """Walking down from the root, the child holding at least ``share`` of the page's
     non-template text, as deep as such a child exists (the root if none)."""
     node = root
@@ -499,7 +505,9 @@ def _deepest_holding(root, agg: dict, content_total: int, share: float):
         node = best
 
 
-def _prose_container(pa: PageAnalysis, agg: dict, btmpl: list, content_total: int):
+def _prose_container(
+    pa: PageAnalysis, agg: dict, btmpl: list, content_total: int
+) -> tuple[Optional[etree._Element], Callable[[etree._Element], float], float]:
     """The container a reader-view extractor would pick (Readability's scoring, on our
     blocks): every prose block of 25+ characters that is not template scores 1 + its
     commas + a point per 100 characters (at most 3), given whole to its parent and half
@@ -535,7 +543,7 @@ def _prose_container(pa: PageAnalysis, agg: dict, btmpl: list, content_total: in
     if best is None:
         return None, lambda el: 0.0, 0.0
 
-    def ratio(el) -> float:
+    def ratio(el: etree._Element) -> float:
         r = 0.0
         for _ in range(3):
             el = el.getparent()
@@ -615,7 +623,7 @@ class HybridMethod(SiteStatsModel):
         self.stats = SiteStats()
         self._scorers = load_scorer(scorer)
 
-    def score_page(self, page: PreparedPage):
+    def score_page(self, page: PreparedPage) -> tuple[PageAnalysis, list, list]:
         """(analysis, rows, probabilities): every sentence of the page with its score."""
         pa = analyse_page(page)
         view = self.stats.page_view(pa) if self.stats.n_pages else None
@@ -630,7 +638,7 @@ class HybridMethod(SiteStatsModel):
         if not rows:
             return rows, []
         alone = view is None
-        probs = self._scorers.predict(rows, alone)
+        probs: list | np.ndarray = self._scorers.predict(rows, alone)
         if not alone:
             # a sentence recurring across the site, in a node wholly template whose
             # container is named as boilerplate (related, share, footer...), is template
@@ -666,10 +674,10 @@ class HybridMethod(SiteStatsModel):
                 return result
         return self._result(page, pa, rows, probs, "default")
 
-    def _kept_words(self, rows, probs) -> int:
+    def _kept_words(self, rows: list, probs: list) -> int:
         return sum(s.n_words for (_b, s, _f), p in zip(rows, probs) if p >= self.threshold)
 
-    def _result(self, page: PreparedPage, pa: PageAnalysis, rows, probs, method: str) -> CleanResult:
+    def _result(self, page: PreparedPage, pa: PageAnalysis, rows: list, probs: list, method: str) -> CleanResult:
         kept_by_block: dict = {}
         score_by_block: dict = {}
         for (b, s, _f), p in zip(rows, probs):
@@ -699,7 +707,7 @@ class HybridMethod(SiteStatsModel):
         return {"site_stats": self.stats.to_dict()}
 
     @classmethod
-    def from_dict(cls, state: dict, **params) -> "HybridMethod":
+    def from_dict(cls, state: dict, **params: Any) -> "HybridMethod":
         obj = cls(**params)
         obj.stats = SiteStats.from_dict(state["site_stats"])
         return obj

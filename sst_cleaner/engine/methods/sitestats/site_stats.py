@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from typing import Optional
+from typing import Hashable, Iterable, Optional
 
 from lxml import etree
 
@@ -49,7 +49,7 @@ try:  # the C loop behind Counter.update, on plain dicts (which the collector ne
     from _collections import _count_elements  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - other Python implementations
 
-    def _count_elements(mapping, iterable):
+    def _count_elements(mapping: dict, iterable: Iterable[Hashable]) -> None:
         get = mapping.get
         for x in iterable:
             mapping[x] = get(x, 0) + 1

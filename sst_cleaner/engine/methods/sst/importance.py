@@ -31,7 +31,7 @@ All walks are iterative.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Iterator, Optional
 
 from sst_cleaner.engine.methods.sst.site_style_tree import (
     MERGE_EPOCH,
@@ -138,7 +138,7 @@ def locally_noisy_features(E: ElementNode, epsilon: float = EPSILON) -> frozense
 # --------------------------------------------------------------------------------------
 # walks
 # --------------------------------------------------------------------------------------
-def _children(E: ElementNode):
+def _children(E: ElementNode) -> Iterator[ElementNode]:
     for S in E.styles:
         yield from S.resolved()
 

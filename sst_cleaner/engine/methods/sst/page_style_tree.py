@@ -31,7 +31,7 @@ post-order walk:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from lxml import etree
 
@@ -151,8 +151,8 @@ class PageNode:
         feats: Optional[Counter] = None,
         tops: Optional[list] = None,
         actual: bool = False,
-        owner=None,
-    ):
+        owner: Optional[etree._Element] = None,
+    ) -> None:
         self.key = key
         self.tag = tag
         self.children: list[PageNode] = children if children is not None else []
@@ -214,7 +214,7 @@ def fast_features(text: str) -> list[str]:
 class _NoContent(Counter):
     """Stand-in content of a page tree built for mapping only (no features needed)."""
 
-    def update(self, *args, **kwds) -> None:  # merged runs stay empty
+    def update(self, *args: Any, **kwds: Any) -> None:  # merged runs stay empty
         return None
 
 
@@ -278,7 +278,7 @@ def build_page_tree(root: etree._Element, content: bool = True, principal: bool 
 
 
 def _make_node(
-    el,
+    el: etree._Element,
     tag: str,
     text: Optional[str],
     kids: list,

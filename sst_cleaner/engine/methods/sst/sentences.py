@@ -16,13 +16,19 @@ corpora, portal and sites-dev; regular documentation sites prefer 0.9).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
 from sst_cleaner.engine._dom import PreparedPage, as_page
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._text import words
-from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, SiteStatsModel, analyse_page
+from sst_cleaner.engine.methods.sitestats.site_stats import (
+    BlockInfo,
+    SentenceInfo,
+    SiteStats,
+    SiteStatsModel,
+    analyse_page,
+)
 
 GRID = tuple(round(0.1 * i, 1) for i in range(11))
 
@@ -47,7 +53,7 @@ class SentencesMethod(SiteStatsModel):
         #: node key -> tuned T
         self.node_thresholds: dict[str, float] = {}
 
-    def _scored(self, page: PreparedPage):
+    def _scored(self, page: PreparedPage) -> Iterator[tuple[BlockInfo, list[tuple[SentenceInfo, float]]]]:
         pa = analyse_page(page)
         view = self.stats.page_view(pa)
         for b in pa.blocks:
@@ -105,7 +111,7 @@ class SentencesMethod(SiteStatsModel):
         return {"site_stats": self.stats.to_dict(), "node_thresholds": self.node_thresholds}
 
     @classmethod
-    def from_dict(cls, state: dict, **params) -> "SentencesMethod":
+    def from_dict(cls, state: dict, **params: Any) -> "SentencesMethod":
         obj = cls(**params)
         obj.stats = SiteStats.from_dict(state["site_stats"])
         thr = state.get("node_thresholds", {})

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from sst_cleaner.engine.methods.sst.page_style_tree import ROOT_KEY, PageNode, key_attr, key_tag
 
@@ -235,7 +235,9 @@ def tolerant_accept(n_page: int, style: StyleNode, pairs: list, tolerance: float
     return None
 
 
-def find_style(E: ElementNode, keys: tuple, match: str, tolerance: float):
+# the alignment is Any: it is None exactly when the style node is, which callers rely on
+# (a union of the two tuples would not narrow through their unpacking)
+def find_style(E: ElementNode, keys: tuple, match: str, tolerance: float) -> tuple[Optional[StyleNode], Any]:
     """The style node of ``E`` a page child sequence ``keys`` maps to, with the
     alignment: ``(S, [element index in S or None for each page child])`` or ``(None, None)``."""
     S = E.style_index.get(keys)

@@ -33,7 +33,7 @@ Model state (``to_dict``): ``{"n_pages": N, "tree": <style_tree_json.tree_to_dic
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
@@ -51,8 +51,8 @@ from sst_cleaner.engine.methods.sst.importance import (
     refresh,
 )
 from sst_cleaner.engine.methods.sst.mapping import map_page, resolve_labels
-from sst_cleaner.engine.methods.sst.page_style_tree import build_page_tree
-from sst_cleaner.engine.methods.sst.site_style_tree import SiteStyleTree
+from sst_cleaner.engine.methods.sst.page_style_tree import PageNode, build_page_tree
+from sst_cleaner.engine.methods.sst.site_style_tree import ElementNode, SiteStyleTree
 from sst_cleaner.engine.methods.sst.style_tree_json import TreeFormatError, tree_from_dict, tree_to_dict
 
 
@@ -98,7 +98,7 @@ class SSTMethod:
     def _new_tree(self) -> SiteStyleTree:
         return SiteStyleTree(self.match, self.tolerance, self.max_features, self.principal_class)
 
-    def _page_tree(self, page: PreparedPage, content: bool = True):
+    def _page_tree(self, page: PreparedPage, content: bool = True) -> PageNode:
         return build_page_tree(page.root, content=content, principal=self.sst.principal)
 
     @property
@@ -161,7 +161,7 @@ class SSTMethod:
             blocks.append(Block(xpath_of(el), text, label, float(comp), sentences))
         return CleanResult.from_blocks(blocks, "sst", page.title)
 
-    def _drop_local_noise(self, leaf, text: str) -> tuple[str, Optional[list]]:
+    def _drop_local_noise(self, leaf: ElementNode, text: str) -> tuple[str, Optional[list]]:
         noisy = self._noisy_feats.get(id(leaf))
         if noisy is None:
             noisy = self._noisy_feats[id(leaf)] = locally_noisy_features(leaf, self.epsilon)
@@ -183,7 +183,7 @@ class SSTMethod:
         return {"n_pages": self.sst.n_pages, "tree": tree_to_dict(self.sst)}
 
     @classmethod
-    def from_dict(cls, state: dict, **params) -> "SSTMethod":
+    def from_dict(cls, state: dict, **params: Any) -> "SSTMethod":
         from sst_cleaner.engine._model_io import ModelFormatError
 
         obj = cls(**params)

@@ -78,19 +78,19 @@ def tree_to_dict(sst: SiteStyleTree) -> dict:
     }
 
 
-def _int(v, lo: int = 0) -> int:
+def _int(v: object, lo: int = 0) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < lo:
         raise TreeFormatError(f"expected an integer >= {lo}, got {v!r}")
     return v
 
 
-def _num(v) -> float:
+def _num(v: object) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise TreeFormatError(f"expected a number, got {v!r}")
     return float(v)
 
 
-def tree_from_dict(data) -> SiteStyleTree:
+def tree_from_dict(data: object) -> SiteStyleTree:
     """Rebuild an SST from :func:`tree_to_dict` output, validating everything (the data
     may come from an untrusted file): indices in range, counts non-negative, and the
     element/style graph acyclic."""
@@ -130,7 +130,7 @@ def tree_from_dict(data) -> SiteStyleTree:
     return sst
 
 
-def _element_from_row(row, keys: list) -> tuple[ElementNode, list[int]]:
+def _element_from_row(row: object, keys: list) -> tuple[ElementNode, list[int]]:
     """An element node from its row, and the indices of its style nodes (linked once
     every style node is built)."""
     if not isinstance(row, list) or len(row) != 7:
@@ -151,7 +151,7 @@ def _element_from_row(row, keys: list) -> tuple[ElementNode, list[int]]:
     return e, refs
 
 
-def _style_from_row(row, nodes: list[ElementNode]) -> StyleNode:
+def _style_from_row(row: object, nodes: list[ElementNode]) -> StyleNode:
     """A style node from its row; element 0 (the virtual root) is nobody's child."""
     if (
         not isinstance(row, list)
