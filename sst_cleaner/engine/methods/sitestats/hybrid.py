@@ -29,7 +29,6 @@ from __future__ import annotations
 
 # Over 600 lines, kept in one module: the feature groups, the per-page context they read
 # and the method that scores their rows change together (a feature is added in all three).
-
 import math
 import operator
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
