@@ -142,6 +142,8 @@ class _Page:
     per block or per sentence)."""
 
     def __init__(self, view: Optional[PageView], pa: PageAnalysis, in_cetd: set):
+        # kept whole: one pass over the page's blocks and elements whose results the
+        # following steps read, in this order
         self.view = view
         self.pa = pa
         self.n_other = n_other = view.n_other if view is not None else 0
