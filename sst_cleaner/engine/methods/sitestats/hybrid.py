@@ -55,7 +55,6 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
     from lxml import etree
 
 FEATURE_NAMES = (
@@ -630,39 +629,50 @@ class HybridMethod(SiteStatsModel):
     def score_page(self, page: PreparedPage) -> tuple[PageAnalysis, list, list]:
         """(analysis, rows, probabilities): every sentence of the page with its score."""
         pa = analyse_page(page)
-        view = self.stats.page_view(pa) if self.stats.n_pages else None
-        return (pa,) + self._score(pa, view)
+        return (pa,) + self._score(pa, self._page_view(pa))
+
+    def _page_view(self, pa: PageAnalysis) -> Optional[PageView]:
+        """The site's evidence about the page (None before any fit)."""
+        return self.stats.page_view(pa) if self.stats.n_pages else None
 
     def _score(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, list]:
-        """(rows, probabilities) of the page's sentences, judged with ``view`` (None:
-        the page alone)."""
+        """(rows, probabilities) of the page's sentences, judged with ``view`` (None, or
+        fewer than MIN_OTHER_PAGES other pages: the page alone)."""
         if view is not None and view.n_other < MIN_OTHER_PAGES:
             view = None
         rows = sentence_features(view, pa, cetd_region(pa, view))
         if not rows:
             return rows, []
         alone = view is None
-        probs: list | np.ndarray = self._scorers.predict(rows, alone)
-        if not alone:
-            # a sentence recurring across the site, in a node wholly template whose
-            # container is named as boilerplate (related, share, footer...), is template
-            # whatever its place on the page says
-            probs = [0.0 if _recurring_boilerplate(f) else p for (_b, _s, f), p in zip(rows, probs)]
-        if self.include_comments:
-            probs = [1.0 if _is_comment_prose(b, s) else p for (b, s, _f), p in zip(rows, probs)]
-        else:
-            # the article convention, made a rule where the scorers are unsure of it:
-            # comment prose outside the page's main prose container goes (inside it, a
-            # container named like comments is more often the article's own wording)
-            probs = [0.0 if f[_IN_TOP] < 0.5 and _is_comment_prose(b, s) else p for (b, s, f), p in zip(rows, probs)]
-        return rows, probs
+        return rows, self._apply_rules(rows, self._scorers.predict(rows, alone), alone)
+
+    def _apply_rules(self, rows: list, probs: Any, alone: bool) -> list:
+        """The scorers' probabilities with the two conventions made rules, in one pass:
+        a sentence recurring across the site, in a node wholly template whose container
+        is named as boilerplate (related, share, footer...), is template whatever its
+        place on the page says; comment prose outside the page's main prose container
+        goes (inside it, a container named like comments is more often the article's own
+        wording), unless ``include_comments`` keeps all comment prose."""
+        out = []
+        for (b, s, f), p in zip(rows, probs):
+            if not alone and _recurring_boilerplate(f):
+                p = 0.0
+            if _is_comment_prose(b, s):
+                if self.include_comments:
+                    p = 1.0
+                elif f[_IN_TOP] < 0.5:
+                    p = 0.0
+            out.append(p)
+        return out
 
     def clean(self, page: PreparedPage) -> CleanResult:
         pa = analyse_page(page)
-        view = self.stats.page_view(pa) if self.stats.n_pages else None
+        view = self._page_view(pa)
         rows, probs = self._score(pa, view)
         if view is None:
             return self._result(page, pa, rows, probs, "default(page-level)")
+        if view.n_other < MIN_OTHER_PAGES:  # judged alone already: nothing to fall back to
+            return self._result(page, pa, rows, probs, "default")
         kept = self._kept_words(rows, probs)
         # against a single other page, a copy of the page ("/" and "/index.html") makes
         # everything recur: a verdict keeping little of the page is checked as well
