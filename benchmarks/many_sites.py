@@ -291,6 +291,9 @@ def main() -> int:
         "items_cleaned",
         "items_flushed_at_close",
         "flushes",
+        "local_models_evicted",
+        "local_models_reloaded",
+        "peak_local_models",
         "errors",
     )
     print("  " + ", ".join(f"{k} {sst.get('sst/' + k, 0)}" for k in keys))

@@ -27,6 +27,8 @@ except ImportError:  # attrs items are tested only where attrs is installed
 
 YIELDED: list[str] = []
 RECEIVED: list[dict] = []
+#: what probe_store saw of the crawl's model store (cfg "probe_store")
+PROBE = {"peak_in_use": 0, "gets": 0, "missing": 0}
 
 
 class PageItem(scrapy.Item):
@@ -89,6 +91,20 @@ def make_item(kind: str, item_id: str, url: str) -> Any:
     if kind == "attrs":
         return AttrsItem(id=item_id, url=url)
     raise ValueError(kind)
+
+
+def probe_store(url: str) -> None:
+    """Look at the store as a link extractor does: the page's site model through
+    ``store.get`` (read back from disk if it was evicted), and the most local model
+    copies in use at once (tests/test_model_cache.py)."""
+    from sst_cleaner.scrapy._site_models import active_store
+
+    store = active_store()
+    site = store.site_key(url)
+    if store.has_model(site):
+        PROBE["gets"] += 1
+        PROBE["missing"] += store.get(site) is None
+    PROBE["peak_in_use"] = max(PROBE["peak_in_use"], len(store._models))
 
 
 def section_key(url: str) -> str:
@@ -274,6 +290,8 @@ class ProbeSpider(scrapy.Spider):
 
     def parse(self, response: Any) -> Any:
         self.pages += 1
+        if self.cfg.get("probe_store"):
+            probe_store(response.url)
         if self.cfg.get("sigint_after") and self.pages == self.cfg["sigint_after"]:
             os.kill(os.getpid(), signal.SIGINT)
         path = urlsplit(response.url).path
@@ -323,7 +341,7 @@ def main(config_path: str) -> None:
     process.start()
     stats = {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in crawler.stats.get_stats().items()}
     with open(cfg["out"], "w", encoding="utf-8") as fh:
-        json.dump({"yielded": mod.YIELDED, "received": mod.RECEIVED, "stats": stats}, fh)
+        json.dump({"yielded": mod.YIELDED, "received": mod.RECEIVED, "stats": stats, "probe": mod.PROBE}, fh)
 
 
 if __name__ == "__main__":

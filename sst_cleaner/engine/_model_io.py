@@ -53,8 +53,12 @@ def unwrap_model(data: Any) -> tuple[str, dict, dict]:
     return method, params, state
 
 
-def write_json_atomic(path: Union[str, os.PathLike], data: dict) -> None:
-    """Write JSON to a temp file in the same folder, fsync, then rename over ``path``."""
+def write_json_atomic(path: Union[str, os.PathLike], data: dict, fsync: bool = True) -> None:
+    """Write JSON to a temp file in the same folder, fsync, then rename over ``path``.
+
+    ``fsync=False`` for files that die with the process writing them (a crawl's
+    temporary folder of evicted models): the rename alone keeps readers from seeing half
+    a file, and the sync is most of the cost of a small model's write."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -63,7 +67,8 @@ def write_json_atomic(path: Union[str, os.PathLike], data: dict) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
             fh.flush()
-            os.fsync(fh.fileno())
+            if fsync:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

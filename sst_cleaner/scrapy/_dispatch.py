@@ -7,7 +7,8 @@
   site's ``SiteCleaner``. Worker 0 starts when the crawl opens; calls made before it has
   answered wait for it. If it cannot start, the work goes to threads for the whole crawl.
   A worker that dies fails the one call it was running; the calls queued behind it go to
-  a new worker, given its sites' models from the store's local copies; after
+  a new worker, given its sites' models from the store's local copies (those evicted
+  to disk by their file); after
   ``MAX_RESTARTS`` crashes the work moves to threads.
 * ``"thread"``: to the store's thread pool (:meth:`Dispatcher.run`), as the ``thread_fn``
   each call brings along.
@@ -23,10 +24,12 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.scrapy._settings import SSTConfig
+
+if TYPE_CHECKING:
+    from sst_cleaner.scrapy._local_models import LocalModels
 
 # the store's log lines keep the logger name they were always written under (Scrapy
 # prints it, and a crawl's logging settings may select it)
@@ -89,11 +92,11 @@ class ReactorInbox:
 class Dispatcher:
     """Runs a crawl's site operations in worker processes or threads (see the module).
 
-    ``models`` is the store's mapping of local model copies (read only here: what a
-    restarted worker is given back); ``inc(name, count=1)`` counts a ``sst/`` stat.
+    ``models`` is the store's local model copies (read only here: what a restarted
+    worker is given back); ``inc(name, count=1)`` counts a ``sst/`` stat.
     """
 
-    def __init__(self, config: SSTConfig, models: Mapping[str, SiteCleaner], inc: Callable[..., None]):
+    def __init__(self, config: SSTConfig, models: LocalModels, inc: Callable[..., None]):
         self.config = config
         self._models = models
         self._inc = inc
@@ -325,11 +328,28 @@ class Dispatcher:
         logger.error("sst: worker process %d died (%s); starting a new one", i, failure.value)
         pool.restart(i)
         self._inc("worker_restarts")
-        for site, model in list(self._models.items()):
-            if pool.index(site) == i:
+        self._give_back(pool, i)
+
+    def _give_back(self, pool: Any, i: int) -> None:
+        """Give the new worker ``i`` its sites' models: the local copies."""
+        given = from_files = 0
+        for site, model, spilled in self._models.copies():
+            if pool.index(site) != i:
+                continue
+            if model is not None:
                 d = self.give_model(site, model.to_dict(), model.n_pages, retry=False)
-                d.addErrback(
-                    lambda f, s=site: logger.warning(
-                        "sst: could not restore the model of %s in the new worker: %s", s, f.value
-                    )
+            elif spilled is not None and spilled.path is not None:
+                # evicted to disk: the worker reads the file itself, through the same
+                # bounded loader, rather than this process reading it to send it on
+                self.remote_pages[site] = spilled.n_pages
+                d = self.call(site, "load", (spilled.path,), lambda: None, retry=False)
+                from_files += 1
+            else:
+                continue  # lost: the site cleans page by page in the new worker
+            given += 1
+            d.addErrback(
+                lambda f, s=site: logger.warning(
+                    "sst: could not restore the model of %s in the new worker: %s", s, f.value
                 )
+            )
+        logger.info("sst: worker process %d given back %d models (%d read from their files)", i, given, from_files)

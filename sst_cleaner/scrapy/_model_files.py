@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Callable, MutableMapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import threading
 
     from sst_cleaner.scrapy._dispatch import Dispatcher
+    from sst_cleaner.scrapy._local_models import LocalModels
     from sst_cleaner.scrapy._settings import SSTConfig
 
 # the store's log lines keep the logger name they were always written under (Scrapy
@@ -52,8 +53,8 @@ def model_filename(site_key: str) -> str:
 class ModelFiles:
     """The model files of one crawl's sites: read once per site, saved at the close.
 
-    ``models`` is the store's mapping site -> local model copy (a loaded model is put
-    there), ``dispatch`` runs the reads and gives loaded models to the sites' workers,
+    ``models`` is the store's local model copies (a loaded model is put there),
+    ``dispatch`` runs the reads and gives loaded models to the sites' workers,
     ``inc(name)`` counts a ``sst/`` stat and ``lock(site)`` is the site's lock, held
     while a thread-mode model is saved.
     """
@@ -61,7 +62,7 @@ class ModelFiles:
     def __init__(
         self,
         config: SSTConfig,
-        models: MutableMapping[str, SiteCleaner],
+        models: LocalModels,
         dispatch: Dispatcher,
         inc: Callable[..., None],
         lock: Callable[[str], threading.Lock],
@@ -144,7 +145,7 @@ class ModelFiles:
                 d.callback(None)
 
     def _install(self, site_key: str, model: SiteCleaner, data: dict, path: str) -> None:
-        self._models[site_key] = model
+        self._models.put(site_key, model)
         # the site's worker gets the checked data, not the path
         sent = self._dispatch.give_model(site_key, data, model.n_pages)
         if sent is not None:
@@ -162,8 +163,7 @@ class ModelFiles:
             return
         remote = self._dispatch.save_in_workers(sorted(self.dirty), self.path)
         for site in sorted(self.dirty):
-            model = self._models.get(site)
-            if model is None:
+            if site not in self._models:
                 continue
             if site in remote:
                 self._inc("models_saved")
@@ -172,8 +172,9 @@ class ModelFiles:
                 with self._lock(site):
                     path = self.path(site)
                     assert path is not None  # there is a model_dir: checked on entry
-                    model.save(path)
-                self._inc("models_saved")
+                    saved = self._models.save(site, path)
+                if saved:
+                    self._inc("models_saved")
             except Exception:
                 logger.exception("sst: could not save the model of site %s", site)
                 self._inc("errors")

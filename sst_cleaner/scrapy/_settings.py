@@ -284,7 +284,11 @@ class SSTConfig:
         "SST_WORKER_INIT", "str (import path) or None", None, "function each worker process calls first", _import_path
     )
     max_models: int = setting(
-        "SST_MAX_MODELS", "int", 1000, "site models each worker process keeps in memory (0: all)", _number(int, 0)
+        "SST_MAX_MODELS",
+        "int",
+        1000,
+        "site models each worker process, and the Scrapy process for its copies, keeps in memory (0: all)",
+        _number(int, 0),
     )
     status_field: Optional[str] = setting(
         "SST_STATUS_FIELD",

@@ -12,13 +12,18 @@ runs, by ``SST_WORKERS``:
 * ``"process"`` (default): in worker processes (:mod:`sst_cleaner.scrapy._workers`), each site
   pinned to one, which owns the site's ``SiteCleaner``. The store keeps a local copy of
   each model as it was built or loaded (``get`` returns it: link extractors and the
-  fall-back to threads use it); refinements happen in the worker only, and the workers
-  save the refined models at close. A worker that dies fails the one call it was
+  fall-back to threads use it), at most ``SST_MAX_MODELS`` of them in memory
+  (:mod:`~sst_cleaner.scrapy._local_models`); refinements happen in the worker only, and
+  the workers save the refined models at close. A worker that dies fails the one call it was
   running; the calls queued behind it go to a new worker, given its sites' models from
   the local copies; after ``MAX_RESTARTS`` crashes the work moves to threads.
 * ``"thread"``: in the store's thread pool (:meth:`SiteModelStore.run`); every operation
   on one site's ``SiteCleaner`` holds that site's lock, because a method's ``partial_fit``
-  may mutate state that ``clean`` reads.
+  may mutate state that ``clean`` reads. The local copy is the model here; an evicted one
+  is written out with its refinements.
+
+The local copies are the one exception to "reactor thread only": threads look them up
+too, so they keep their own lock (see :mod:`~sst_cleaner.scrapy._local_models`).
 
 :class:`SiteModelStore` is the face the crawl's components use; behind it, each concern
 has its own module: site keys (:mod:`~sst_cleaner.scrapy._site_keys`), model files
@@ -35,6 +40,7 @@ from typing import Any, Callable, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.scrapy._dispatch import Dispatcher
 from sst_cleaner.scrapy._item_pages import ItemPages, PageRecord
+from sst_cleaner.scrapy._local_models import LocalModels
 from sst_cleaner.scrapy._model_files import ModelFiles, model_filename
 from sst_cleaner.scrapy._settings import SSTConfig
 from sst_cleaner.scrapy._site_keys import domain_key, host_key, resolve_site_key
@@ -74,8 +80,16 @@ class SiteModelStore:
         self.config = config
         self.stats = stats
         self._site_key = resolve_site_key(config.site_key)
-        self._models: dict[str, SiteCleaner] = {}
         self._locks: dict[str, threading.Lock] = {}
+        # in thread mode the copy is the model, saved to SST_MODEL_DIR at the close: an
+        # evicted one goes there too; in process mode SST_MODEL_DIR holds the workers'
+        # refined models, which a copy as it was built must not overwrite
+        self._models = LocalModels(
+            config.max_models,
+            config.model_dir if config.workers == "thread" else None,
+            lambda path: SiteCleaner.load(path, params=config.params),
+            self.lock,
+        )
         self._refine_budget: Any = None
         self.item_pages = ItemPages(self.max_stat)
         self._fallback: Optional[SiteCleaner] = None
@@ -109,10 +123,13 @@ class SiteModelStore:
         global _ACTIVE
         try:
             self.dispatch.stop_work()
+            self._models.flush()  # evicted models on disk before the saving reads them
             self.files.save_all()
         finally:
             self.item_pages.close()
-            self.dispatch.shutdown()
+            self.dispatch.shutdown()  # after the workers' last reads of evicted models
+            self._models.close()
+            self._report_models()
             if _ACTIVE is self:
                 _ACTIVE = None
 
@@ -122,8 +139,9 @@ class SiteModelStore:
         return str(self._site_key(url))
 
     def get(self, site_key: str) -> Optional[SiteCleaner]:
-        """The site's model, if it has one in memory (built, or loaded by
-        :meth:`ensure_loaded`). Never reads a file: callers on the reactor thread use it."""
+        """The site's model (built, or loaded by :meth:`ensure_loaded`), or None. One
+        evicted by ``SST_MAX_MODELS`` is read back from its file, on the calling thread,
+        through the bounded loader."""
         return self._models.get(site_key)
 
     def ensure_loaded(self, site_key: str):
@@ -139,16 +157,27 @@ class SiteModelStore:
         return site_key in self._models
 
     def put(self, site_key: str, cleaner: SiteCleaner) -> None:
-        self._models[site_key] = cleaner
+        self._models.put(site_key, cleaner)
         self.files.dirty.add(site_key)
+        self._report_models()
+
+    def _report_models(self) -> None:
+        """The local copies' evictions, reloads and losses into the crawl's stats (kept
+        by the copies themselves until now: threads count them too)."""
+        counts, peak = self._models.take_counts()
+        for what, n in counts.items():
+            self.inc(f"local_models_{what}", n)
+        if counts["lost"]:
+            self.inc("errors", counts["lost"])
+        self.max_stat("peak_local_models", peak)
 
     def mark_dirty(self, site_key: str) -> None:
         self.files.dirty.add(site_key)
 
     def lock(self, site_key: str) -> threading.Lock:
         lock = self._locks.get(site_key)
-        if lock is None:
-            lock = self._locks[site_key] = threading.Lock()
+        if lock is None:  # setdefault: the thread writing out evicted models asks too
+            lock = self._locks.setdefault(site_key, threading.Lock())
         return lock
 
     def fallback(self) -> SiteCleaner:
@@ -219,21 +248,27 @@ class SiteModelStore:
 
     def model_pages(self, site: str) -> int:
         """Pages the site's model has learnt from (0: no model)."""
-        model = self.get(site)
-        if model is None:
+        if site not in self._models:
             return 0
-        return max(model.n_pages, self.dispatch.remote_pages.get(site, 0))
+        return max(self._models.n_pages(site), self.dispatch.remote_pages.get(site, 0))
 
     def refine(self, site: str, page: PageRecord):
         """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
         from sst_cleaner.scrapy._workers import REFINE_SKIPPED, refine_site
 
-        model, lock = self.get(site), self.lock(site)
+        models, lock = self._models, self.lock(site)
         if self._refine_budget is None:
             from sst_cleaner.engine._refine_budget import RefineBudget
 
             self._refine_budget = RefineBudget()  # the thread mode's share
         budget = self._refine_budget
+
+        def in_thread() -> Optional[int]:
+            # the model is looked up holding the site's lock, so it is never a copy
+            # being written out and dropped (the refinement would be lost with it); and
+            # only here: in process mode an evicted copy is not read back for nothing
+            with lock:
+                return refine_site(models.get(site), *page.fields, budget=budget)
 
         def done(n_pages: Optional[int]) -> Optional[int]:
             if n_pages == REFINE_SKIPPED:
@@ -244,9 +279,7 @@ class SiteModelStore:
             self.mark_dirty(site)
             return n_pages
 
-        return self.dispatch.call(
-            site, "refine", page.fields, lambda: refine_site(model, *page.fields, lock=lock, budget=budget)
-        ).addCallback(done)
+        return self.dispatch.call(site, "refine", page.fields, in_thread).addCallback(done)
 
     def clean(self, page: PageRecord, sentences: bool = False, blocks: bool = False, outputs: tuple = ()):
         """Clean ``page`` with its site's model (the page-level fallback if the site has
@@ -254,11 +287,20 @@ class SiteModelStore:
         ``outputs`` of :func:`~sst_cleaner.scrapy._settings.outputs_of`)."""
         from sst_cleaner.scrapy._workers import choose_cleaner, clean_page
 
-        model = self.get(page.site) if page.site else None
-        cleaner, site_model = choose_cleaner(model, self.fallback)
-        lock = self.lock(page.site if model is not None else "\0fallback")
+        # whether the site has a model is decided now, as the pipeline sees it; the model
+        # itself is looked up in the thread, if the call runs in one (in process mode an
+        # evicted copy is not read back for nothing)
+        has_model = bool(page.site) and page.site in self._models
+        models, fallback = self._models, self.fallback()
+        site_lock, fallback_lock = self.lock(page.site if has_model else "\0fallback"), self.lock("\0fallback")
         args = page.fields + (sentences, blocks, tuple(outputs))
-        return self.dispatch.call(page.site, "clean", args, lambda: clean_page(cleaner, site_model, *args, lock=lock))
+
+        def in_thread() -> Any:
+            model = models.get(page.site) if has_model else None
+            cleaner, site_model = choose_cleaner(model, lambda: fallback)
+            return clean_page(cleaner, site_model, *args, lock=site_lock if model is not None else fallback_lock)
+
+        return self.dispatch.call(page.site, "clean", args, in_thread)
 
     def run(self, func: Callable[..., Any], *args: Any):
         """Run ``func(*args)`` in the store's worker threads; a Deferred fired on the
