@@ -356,10 +356,42 @@ def nearly_empty_fallback(p, rows, partner, th: float, share: float, factor: flo
     return out
 
 
+def product_verdict(p, rows, partner, args) -> np.ndarray:
+    """What the method keeps, from held-out probabilities ``p``: site rows blended with
+    the page scorer's verdict by the cohort's trust (--cohort-trust), the two convention
+    rules (--comment-rule, --boiler-rule), and the rescue of pages judged alone that keep
+    (almost) nothing (--rescue); see hybrid.HybridMethod._score."""
+    X, col = rows["X"], FEATURE_NAMES.index
+    q = p.copy()
+    if args.cohort_trust:
+        has = partner >= 0
+        trust = np.clip(X[:, col("cohort")] / args.cohort_trust, 0.0, 1.0)
+        q[has] = trust[has] * p[has] + (1 - trust[has]) * p[partner[has]]
+    if args.comment_rule:
+        q[(X[:, col("hint_comment")] > 0.5) & (X[:, col("in_top")] < 0.5)] = 0.0
+    if args.boiler_rule:
+        boiler = (X[:, col("hint_boiler")] > 0.5) & (X[:, col("sent_rec2")] > 0.5) & (X[:, col("node_share")] >= 0.99)
+        q[boiler & ~rows["is_page"]] = 0.0
+    keep = q >= args.threshold
+    if args.rescue:
+        by_pid: dict = defaultdict(list)
+        for i, pid in enumerate(rows["pid"]):
+            if pid.endswith(PAGE_SUFFIX):
+                by_pid[pid].append(i)
+        w = rows["w"]
+        for idx in by_pid.values():
+            idx = np.array(idx)
+            best = q[idx].max()
+            if w[idx][keep[idx]].sum() < 10 and best > 0:
+                keep[idx] = q[idx] >= args.rescue * best
+    return keep
+
+
 def report_variants(label: str, p, rows, shown, args) -> None:
     """The experiments asked for (--blend, --empty-share, --comment-rule) on held-out
     probabilities ``p``."""
     partner = page_partner(rows)
+    report(f"{label} product rules", product_verdict(p, rows, partner, args), rows, shown)
     for weight in args.blend:
         report(f"{label} blend site={weight}", blended(p, partner, weight) >= args.threshold, rows, shown)
     for share in args.empty_share:
@@ -447,6 +479,18 @@ def main():
         type=lambda v: [float(x) for x in v.split(",") if x],
         default=[],
         help="also report site rows judged by weight*site + (1-weight)*page scorer, for each weight",
+    )
+    ap.add_argument(
+        "--cohort-trust",
+        type=float,
+        default=0.0,
+        help="blend site rows with the page scorer below this cohort (the method's COHORT_TRUSTED)",
+    )
+    ap.add_argument(
+        "--rescue",
+        type=float,
+        default=0.0,
+        help="pages judged alone keeping < 10 words keep rows scored >= this share of the best (RESCUE_SHARE)",
     )
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
     args = ap.parse_args()
