@@ -1,5 +1,6 @@
 """The default method on a small generated site: template out, article sentences in."""
 
+import math
 import random
 
 import pytest
@@ -304,3 +305,89 @@ def test_tree_ensemble_rejects_bad_indices():
     spec2 = {"features": list(FEATURE_NAMES) + ["extra"], "baseline": 0.0, "trees": []}
     with pytest.raises(ValueError):
         TreeEnsemble(spec2)  # trained on other features
+
+
+def _hint_row(cleaner: SiteCleaner, html: str, needle: str) -> dict:
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine.methods.sitestats.hybrid import cetd_region, sentence_features
+    from sst_cleaner.engine.methods.sitestats.site_stats import analyse_page
+
+    pa = analyse_page(parse_html(html))
+    for _b, s, f in sentence_features(None, pa, cetd_region(pa, None)):
+        if needle.lower() in s.text.lower():
+            return dict(zip(FEATURE_NAMES, f))
+    raise AssertionError(f"{needle!r} not on the page")
+
+
+def test_a_page_wide_container_named_sidebar_or_comments_does_not_mark_the_article():
+    # CMSs name the BODY or the page's wrapper after what the page has somewhere; the
+    # article inside it is not boilerplate for that, a real sidebar still is
+    html, paras = site_page(3)
+    html = html.replace("<body>", '<body class="single-post has-sidebar comments-open">')
+    html = html.replace('<div class="main">', '<div class="main page-wrap sidebar-right">')
+    article = _hint_row(SiteCleaner(), html, paras[0][:40])
+    assert article["hint_boiler"] == 0.0 and article["hint_comment"] == 0.0
+    assert article["hint_content"] == 1.0  # "main", "article": positive names stay
+    ad = _hint_row(SiteCleaner(), html, "premium subscription")
+    assert ad["hint_boiler"] == 1.0 and ad["near_boiler"] == 1.0
+
+
+def _era2(html: str) -> str:
+    """The same page in another template: every element one level deeper, renamed."""
+    return html.replace("<body>", '<body><div class="v2">').replace("</body>", "</div></body>")
+
+
+def test_site_evidence_is_blended_with_the_page_by_the_share_of_pages_sharing_its_template(monkeypatch):
+    from sst_cleaner.engine.methods.sitestats import hybrid
+
+    # two template eras: five pages of one, two of the other; a page of the small era
+    # shares its template with about a third of the other pages
+    old = [site_page(i)[0] for i in range(5)]
+    new = [_era2(site_page(i)[0]) for i in range(10, 12)]
+    cleaner = SiteCleaner().fit(old + new)
+    impl = cleaner._impl
+    monkeypatch.setattr(impl._scorers, "predict", lambda rows, alone: [0.0 if alone else 1.0] * len(rows))
+    page = _era2(site_page(13)[0])
+    from sst_cleaner.engine._dom import parse_html
+
+    pa = hybrid.analyse_page(parse_html(page))
+    rows, probs = impl._score(pa, impl._page_view(pa))
+    cohort = rows[0][2][FEATURE_NAMES.index("cohort")]
+    assert cohort < hybrid.COHORT_TRUSTED
+    trust = cohort / hybrid.COHORT_TRUSTED
+    # comment and boilerplate rules aside, every sentence gets trust * site + (1 - trust) * page
+    assert max(probs) == pytest.approx(trust)
+    # a page of the big era is judged by the site's evidence alone
+    pa = hybrid.analyse_page(parse_html(site_page(14)[0]))
+    rows, probs = impl._score(pa, impl._page_view(pa))
+    assert rows[0][2][FEATURE_NAMES.index("cohort")] >= hybrid.COHORT_TRUSTED
+    assert max(probs) == 1.0
+
+
+def test_a_page_judged_alone_that_keeps_nothing_keeps_its_best_rated_sentences(monkeypatch):
+    html, paras = site_page(21)
+    cleaner = SiteCleaner()
+
+    def unsure(rows, alone):  # every sentence under the threshold, the article's the best
+        return [0.4 if "class" not in s.text and len(s.text) > 60 else 0.1 for _b, s, _f in rows]
+
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", unsure)
+    text = cleaner.clean(html).text
+    assert sum(1 for p in paras if p in text) >= 4, text
+    assert "All rights reserved" not in text
+    # a scorer sure of nothing rescues nothing
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [0.0] * len(rows))
+    assert cleaner.clean(html).text == ""
+
+
+def test_a_run_of_short_like_siblings_is_told_from_an_article_s_paragraphs():
+    # the "Most read" list: five <li> of one kind, a headline each; the article: five
+    # <p> of one kind, four sentences each
+    html, paras = site_page(4)
+    teaser = _hint_row(SiteCleaner(), html, "Story number")
+    article = _hint_row(SiteCleaner(), html, paras[2][:40])
+    assert teaser["log_same_sibs"] == pytest.approx(math.log1p(5))
+    assert article["log_same_sibs"] == pytest.approx(math.log1p(5))
+    assert teaser["sib_log_chars"] < math.log1p(40) < math.log1p(200) < article["sib_log_chars"]
+    alone = _hint_row(SiteCleaner(), html, "premium subscription")  # the ad: one of its kind
+    assert alone["log_same_sibs"] == pytest.approx(math.log1p(1))

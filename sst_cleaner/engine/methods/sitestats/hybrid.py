@@ -52,6 +52,7 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
     SiteStats,
     SiteStatsModel,
     analyse_page,
+    class_hints,
 )
 
 if TYPE_CHECKING:
@@ -117,6 +118,10 @@ FEATURE_NAMES = (
     "dup_in_page",  # the sentence occurs more than once on the page
     "page_link_share",  # share of the page's text inside links
     "page_code_share",  # share of the page's text in pre, code and tables
+    # records: the block's element or one of its two containers repeated as siblings of
+    # one kind (teasers, gallery slides, list items, paragraphs), and how long they are
+    "log_same_sibs",  # the most siblings of one tag and class among the three levels
+    "sib_log_chars",  # mean text of those siblings
     # the page's template cohort: a host whose pages span several template eras shares
     # its template with the pages of the same era only, so recurrence is measured against
     # the most widespread node of the page (about the era's share of the sample), not
@@ -185,6 +190,8 @@ class _Page:
                 pa_[2] += a[2]
         self.agg = agg
         self.btmpl = btmpl  # per block: share of its text that is template
+        self.hints = _local_hints(pa, agg, total)  # per block: (hint bits, near bits)
+        self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
         self.page_tmpl = tmpl_total / max(1, total)
         # The main container: walking down from the root, the child that holds at least
         # half of the page's non-template text, as deep as such a child exists. What lies
@@ -204,7 +211,7 @@ class _Page:
         self.main_tmpl = main_agg[1] / max(1, main_agg[0])
         self.in_main_set = set(main.iter()) if main is not root else None
 
-        top, self.top_ratio_of, self.top_share = _prose_container(pa, agg, btmpl, content_total)
+        top, self.top_ratio_of, self.top_share = _prose_container(pa, agg, btmpl, content_total, self.hints)
         self.in_top_set = in_top_set = set(top.iter()) if top is not None else set()
         self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
         self.log_page_chars = math.log1p(content_total)
@@ -224,6 +231,24 @@ class _Page:
         self.page_counts = page_counts  # sentence hash -> occurrences on the page
         self.page_link_share = link_total / max(1, total)
         self.page_code_share = code_chars / max(1, total)
+
+    def like_siblings(self, parent: etree._Element, el: etree._Element) -> tuple[int, float]:
+        """(how many children of ``parent`` share ``el``'s tag and class, their mean
+        text in characters), each parent's children counted once."""
+        kinds = self._kinds.get(parent)
+        if kinds is None:
+            kinds = {}
+            agg = self.agg
+            for ch in parent:
+                if not isinstance(ch.tag, str):
+                    continue
+                k = (ch.tag, ch.get("class"))
+                acc = kinds.setdefault(k, [0, 0])
+                acc[0] += 1
+                acc[1] += agg.get(ch, (0,))[0]
+            self._kinds[parent] = kinds
+        acc = kinds.get((el.tag, el.get("class")), [1, 0])
+        return acc[0], acc[1] / max(1, acc[0])
 
     def above(self, el: etree._Element) -> tuple:
         """(log chars, template share, link share) of the containers 1, 2 and 3 levels
@@ -348,7 +373,7 @@ def _context(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 def _hints(pg: _Page, bi: int, b: BlockInfo) -> tuple:
     """What the containers are called: any ancestor (hint_*), the block's element and the
     two above it (near_*)."""
-    h, nh = b.hints, b.near_hints
+    h, nh = pg.hints[bi]
     return (
         float(bool(h & HINT_COMMENT)),
         float(bool(h & HINT_BOILER)),
@@ -381,13 +406,32 @@ def _containers(pg: _Page, bi: int, b: BlockInfo) -> tuple:
     )
 
 
+@_features("log_same_sibs", "sib_log_chars")
+def _records(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """Whether the block sits in a run of like siblings (a teaser list, a gallery, the
+    paragraphs of an article), and how much text each of them holds: a run of short
+    records is a list of links to elsewhere far more often than the page's matter."""
+    el = b.block.element
+    best_n, best_chars = 0, 0.0
+    for _ in range(3):
+        parent = el.getparent()
+        if parent is None:
+            break
+        n, chars = pg.like_siblings(parent, el)
+        if n > best_n:
+            best_n, best_chars = n, chars
+        el = parent
+    return math.log1p(best_n), math.log1p(best_chars)
+
+
 @_features("hint_media", "near_media", "in_figure")
 def _media(pg: _Page, bi: int, b: BlockInfo) -> tuple:
     """Captions, galleries, photo credits."""
     anc = b.ancestors
+    h, nh = pg.hints[bi]
     return (
-        float(bool(b.hints & HINT_MEDIA)),
-        float(bool(b.near_hints & HINT_MEDIA)),
+        float(bool(h & HINT_MEDIA)),
+        float(bool(nh & HINT_MEDIA)),
         1.0 if ("figure" in anc or "figcaption" in anc or b.tag in ("figure", "figcaption")) else 0.0,
     )
 
@@ -415,7 +459,7 @@ def _sentence_shape(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
 
 
 _PAGE_GROUPS = (_page_level,)
-_BLOCK_GROUPS = (_site_node, _block_shape, _density, _context, _hints, _containers, _media)
+_BLOCK_GROUPS = (_site_node, _block_shape, _density, _context, _hints, _containers, _records, _media)
 _SENTENCE_GROUPS = (_site_sentence, _sentence_shape)
 #: given by _add_cohort once all the page's rows are known (a placeholder until then)
 _POST_PASS = ("cohort",)
@@ -473,6 +517,7 @@ def sentence_features(
 
 
 _HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
+_HINT_COMMENT = _POSITION["hint_comment"]
 
 
 def _recurring_boilerplate(f: list) -> bool:
@@ -489,6 +534,54 @@ def _add_cohort(rows: list) -> None:
             f[_REC] = min(1.0, f[_REC] / cohort)
             f[_NODE_RATE] = f[_NODE_RATE] / cohort
         f[_COHORT] = cohort
+
+
+#: a container holding at least this share of the page's text is page-wide
+PAGE_WIDE_SHARE = 0.5
+_NEGATIVE_HINTS = HINT_BOILER | HINT_COMMENT
+
+
+def _local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int]]:
+    """Per block, the hint bits of its containers (any ancestor, and its element with the
+    two above it), where a page-wide container (holding PAGE_WIDE_SHARE of the page's
+    text) says nothing of boilerplate or comments: CMSs name the BODY or the page's
+    wrapper after what the page has somewhere ("single-post sidebar comments-open"), and
+    such a name would mark the article itself."""
+    root = pa.page.root
+    floor = PAGE_WIDE_SHARE * total
+
+    def own(el: etree._Element) -> int:
+        bits = class_hints(el)
+        if bits & _NEGATIVE_HINTS:
+            a = agg.get(el)
+            if el is root or (a is not None and total and a[0] >= floor):
+                bits &= ~_NEGATIVE_HINTS
+        return bits
+
+    memo: dict = {}  # element -> bits of it and all its ancestors
+
+    def path_bits(el: etree._Element) -> int:
+        chain = []
+        while el is not None and el not in memo:
+            chain.append(el)
+            el = el.getparent()
+        bits = memo.get(el, 0) if el is not None else 0
+        for e in reversed(chain):
+            bits |= own(e)
+            memo[e] = bits
+        return bits
+
+    out = []
+    for b in pa.blocks:
+        el = b.block.element
+        near, e = 0, el
+        for _ in range(3):  # the block's element and the two above it, BODY excluded
+            if e is None or e is root:
+                break
+            near |= own(e)
+            e = e.getparent()
+        out.append((path_bits(el), near))
+    return out
 
 
 def _deepest_holding(root: etree._Element, agg: dict, content_total: int, share: float) -> etree._Element:
@@ -509,10 +602,11 @@ def _deepest_holding(root: etree._Element, agg: dict, content_total: int, share:
 
 
 def _prose_container(
-    pa: PageAnalysis, agg: dict, btmpl: list, content_total: int
+    pa: PageAnalysis, agg: dict, btmpl: list, content_total: int, hints: list
 ) -> tuple[Optional[etree._Element], Callable[[etree._Element], float], float]:
     """The container a reader-view extractor would pick (Readability's scoring, on our
-    blocks): every prose block of 25+ characters that is not template scores 1 + its
+    blocks): every prose block of 25+ characters that is not template and not in a
+    container named as comments (a long thread outweighs a short article) scores 1 + its
     commas + a point per 100 characters (at most 3), given whole to its parent and half
     to its grandparent; a container's score is scaled by its share of non-link text.
 
@@ -520,10 +614,10 @@ def _prose_container(
     nearest containers / the best score, the best container's share of the page's
     non-template text)."""
     score: dict = {}
-    for b, t in zip(pa.blocks, btmpl):
+    for b, t, (h, _near) in zip(pa.blocks, btmpl, hints):
         blk = b.block
         n = len(blk.text)
-        if n < 25 or t >= 0.5 or blk.link_chars * 2 > n:
+        if n < 25 or t >= 0.5 or blk.link_chars * 2 > n or h & HINT_COMMENT:
             continue
         s = 1.0 + blk.text.count(",") + min(3, n // 100)
         parent = blk.element.getparent()
@@ -595,18 +689,24 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> CetdRegion:
 #: site are in the model, else alone (see the module docstring)
 MIN_OTHER_PAGES = 1
 NEARLY_EMPTY_WORDS = 10
+#: a page judged alone that keeps fewer than NEARLY_EMPTY_WORDS keeps the sentences scored
+#: at least this share of its best one
+RESCUE_SHARE = 0.5
+#: the share of the site's other pages sharing the page's template (its cohort) from
+#: which the site's evidence is taken alone; below it the page's own verdict is blended in
+COHORT_TRUSTED = 0.7
 #: ... or, judged by one other page only, less than this share of the page's words while
 #: the page alone keeps three times as much (measured on all sites with more other pages,
 #: this check cost sites-dev's site mode, so it is kept to this case)
 ONE_OTHER_SHARE = 0.1
 
 
-def _is_comment_prose(b: BlockInfo, s: SentenceInfo) -> bool:
+def _is_comment_prose(f: list, b: BlockInfo, s: SentenceInfo) -> bool:
     """A sentence of a reader's comment: prose (four words or more, mostly not link text)
     inside a container named as comments. The scorer follows the article convention and
     drops comments; ``include_comments=True`` keeps what this says is one."""
     blk = b.block
-    return bool(b.hints & HINT_COMMENT) and s.n_words >= 4 and blk.link_chars * 2 < len(blk.text)
+    return f[_HINT_COMMENT] > 0.5 and s.n_words >= 4 and blk.link_chars * 2 < len(blk.text)
 
 
 @register_method("default")
@@ -635,33 +735,65 @@ class HybridMethod(SiteStatsModel):
         """The site's evidence about the page (None before any fit)."""
         return self.stats.page_view(pa) if self.stats.n_pages else None
 
+    def _judge(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, Any]:
+        """(rows, the scorer's probabilities) of the page's sentences, judged with
+        ``view``, or alone when it is None."""
+        rows = sentence_features(view, pa, cetd_region(pa, view))
+        return rows, self._scorers.predict(rows, view is None) if rows else []
+
     def _score(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, list]:
         """(rows, probabilities) of the page's sentences, judged with ``view`` (None, or
         fewer than MIN_OTHER_PAGES other pages: the page alone)."""
         if view is not None and view.n_other < MIN_OTHER_PAGES:
             view = None
-        rows = sentence_features(view, pa, cetd_region(pa, view))
+        rows, probs = self._judge(pa, view)
         if not rows:
             return rows, []
-        alone = view is None
-        return rows, self._apply_rules(rows, self._scorers.predict(rows, alone), alone)
+        if view is not None:
+            # The site's evidence is as good as the share of the site's pages that share
+            # the page's template (its cohort): below COHORT_TRUSTED the page's own
+            # verdict takes the rest of the weight.
+            trust = min(1.0, rows[0][2][_COHORT] / COHORT_TRUSTED)
+            if trust < 1.0:
+                alone = self._judge(pa, None)[1]
+                probs = [trust * p + (1.0 - trust) * q for p, q in zip(probs, alone)]
+        out = self._apply_rules(rows, probs, view is None)
+        if view is None:
+            self._rescue(rows, out)
+        return rows, out
+
+    def _rescue(self, rows: list, probs: list) -> None:
+        """A page judged alone that keeps (almost) nothing keeps, in place, what the
+        scorer rates at least RESCUE_SHARE of its best sentence: a reader who fetched
+        the page came for something on it, and the scorer's ranking is still its best
+        guess of what."""
+        if self._kept_words(rows, probs) >= NEARLY_EMPTY_WORDS:
+            return
+        best = max(probs, default=0.0)
+        if best <= 0.0:
+            return
+        floor = RESCUE_SHARE * best
+        for i, p in enumerate(probs):
+            if p >= floor:
+                probs[i] = max(p, self.threshold)
 
     def _apply_rules(self, rows: list, probs: Any, alone: bool) -> list:
         """The scorers' probabilities with the two conventions made rules, in one pass:
         a sentence recurring across the site, in a node wholly template whose container
         is named as boilerplate (related, share, footer...), is template whatever its
-        place on the page says; comment prose outside the page's main prose container
-        goes (inside it, a container named like comments is more often the article's own
-        wording), unless ``include_comments`` keeps all comment prose."""
+        place on the page says; whatever lies in a container named as comments outside
+        the page's main prose container goes, the readers' prose and the names, dates and
+        reply links around it (inside that container, a name like comments is more often
+        the article's own wording), unless ``include_comments`` keeps all comment prose."""
         out = []
         for (b, s, f), p in zip(rows, probs):
             if not alone and _recurring_boilerplate(f):
                 p = 0.0
-            if _is_comment_prose(b, s):
-                if self.include_comments:
+            if self.include_comments:
+                if _is_comment_prose(f, b, s):
                     p = 1.0
-                elif f[_IN_TOP] < 0.5:
-                    p = 0.0
+            elif f[_HINT_COMMENT] > 0.5 and f[_IN_TOP] < 0.5:
+                p = 0.0
             out.append(p)
         return out
 
