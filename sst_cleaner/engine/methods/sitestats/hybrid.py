@@ -192,6 +192,7 @@ class _Page:
         self.btmpl = btmpl  # per block: share of its text that is template
         self.hints = _local_hints(pa, agg, total)  # per block: (hint bits, near bits)
         self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
+        self._records: dict = {}  # element -> records_above(element)
         self.page_tmpl = tmpl_total / max(1, total)
         # The main container: walking down from the root, the child that holds at least
         # half of the page's non-template text, as deep as such a child exists. What lies
@@ -249,6 +250,24 @@ class _Page:
             self._kinds[parent] = kinds
         acc = kinds.get((el.tag, el.get("class")), [1, 0])
         return acc[0], acc[1] / max(1, acc[0])
+
+    def records_above(self, el: etree._Element) -> tuple[int, float]:
+        """The most like siblings (and their mean text) of ``el`` or its parent, the
+        nearer level winning ties; kept per element."""
+        got = self._records.get(el)
+        if got is None:
+            best_n, best_chars = 0, 0.0
+            at = el
+            for _ in range(2):
+                parent = at.getparent()
+                if parent is None:
+                    break
+                n, chars = self.like_siblings(parent, at)
+                if n > best_n:
+                    best_n, best_chars = n, chars
+                at = parent
+            got = self._records[el] = (best_n, best_chars)
+        return got
 
     def above(self, el: etree._Element) -> tuple:
         """(log chars, template share, link share) of the containers 1, 2 and 3 levels
@@ -412,16 +431,14 @@ def _records(pg: _Page, bi: int, b: BlockInfo) -> tuple:
     paragraphs of an article), and how much text each of them holds: a run of short
     records is a list of links to elsewhere far more often than the page's matter."""
     el = b.block.element
-    best_n, best_chars = 0, 0.0
-    for _ in range(3):
-        parent = el.getparent()
-        if parent is None:
-            break
-        n, chars = pg.like_siblings(parent, el)
-        if n > best_n:
-            best_n, best_chars = n, chars
-        el = parent
-    return math.log1p(best_n), math.log1p(best_chars)
+    parent = el.getparent()
+    if parent is None:
+        return 0.0, 0.0
+    n, chars = pg.like_siblings(parent, el)
+    up_n, up_chars = pg.records_above(parent)  # shared by the blocks of one container
+    if up_n > n:
+        n, chars = up_n, up_chars
+    return math.log1p(n), math.log1p(chars)
 
 
 @_features("hint_media", "near_media", "in_figure")
@@ -550,12 +567,17 @@ def _local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int
     root = pa.page.root
     floor = PAGE_WIDE_SHARE * total
 
+    owned: dict = {}
+
     def own(el: etree._Element) -> int:
-        bits = class_hints(el)
-        if bits & _NEGATIVE_HINTS:
-            a = agg.get(el)
-            if el is root or (a is not None and total and a[0] >= floor):
-                bits &= ~_NEGATIVE_HINTS
+        bits = owned.get(el)
+        if bits is None:
+            bits = class_hints(el)
+            if bits & _NEGATIVE_HINTS:
+                a = agg.get(el)
+                if el is root or (a is not None and total and a[0] >= floor):
+                    bits &= ~_NEGATIVE_HINTS
+            owned[el] = bits
         return bits
 
     memo: dict = {}  # element -> bits of it and all its ancestors
