@@ -14,7 +14,10 @@ import random
 import time
 
 
-def reference_page(n_elements: int, seed: int = 0) -> str:
+def reference_page(n_elements: int, seed: int = 0, short_lines: bool = False) -> str:
+    """``short_lines``: each section also lists its flags, one short line each, and a
+    table of permission bits, one or two characters a cell (what a long page of
+    constants or a format table looks like)."""
     rng = random.Random(seed)
     words = (
         "file path mode flag buffer stream handle process signal socket descriptor "
@@ -26,8 +29,14 @@ def reference_page(n_elements: int, seed: int = 0) -> str:
 
     nav = "".join(f'<li><a href="/lib/m{k}.html">module {k}</a></li>' for k in range(60))
     parts = []
-    # 24 elements a section, 127 around them (html, body, the navigation, the footer)
-    for i in range(1, (n_elements - 127) // 24 + 1):
+    # 24 elements a section (54 with short lines), 127 around them (html, body, the
+    # navigation, the footer)
+    per_section = 54 if short_lines else 24
+    for i in range(1, (n_elements - 127) // per_section + 1):
+        if short_lines:
+            flags = "".join(f"<li><code>os.F{i}_{k}</code></li>" for k in range(6))
+            bits = "".join(f"<tr><td>{k}</td><td>{'rwx'[k % 3]}</td><td>{k * 8}</td></tr>" for k in range(4))
+            parts.append(f"<ul>{flags}</ul><table>{bits}</table>")
         parts.append(
             f'<div class="section" id="f{i}"><h3>os.func_{i}(<em>path</em>, <em>mode</em>)'
             f'<a class="headerlink" href="#f{i}">¶</a></h3>'
@@ -50,8 +59,9 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--elements", type=int, default=40_000)
+    ap.add_argument("--short-lines", action="store_true", help="sections also hold lists and tables of short lines")
     args = ap.parse_args()
-    big = reference_page(args.elements)
+    big = reference_page(args.elements, short_lines=args.short_lines)
     others = [reference_page(400, seed=s) for s in (1, 2, 3)]
     t = time.process_time()
     page = parse_html(big)
