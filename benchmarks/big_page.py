@@ -1,8 +1,10 @@
 """How long a long real-looking page takes: a generated reference page of about 40,000
 elements (sections of headings, paragraphs with inline markup, code blocks, tables and
 definition lists, in a documentation template), fitted with three shorter pages of its
-site and cleaned, under the default limits. Prints elements, tags, the CPU seconds of
-parsing, of the clean and of the page's learning, and the status.
+site and cleaned, under the default limits; then the same page with lists and tables of
+short lines, and the fuzzer's flood of one-character list items. Prints for each the
+elements kept, the CPU seconds of parsing, of the clean (and its ratio to the reference
+page's, measured in the same run) and of the page's learning, and the status.
 
     python benchmarks/big_page.py [--elements 40000]
 """
@@ -52,37 +54,57 @@ def reference_page(n_elements: int, seed: int = 0, short_lines: bool = False) ->
     )
 
 
+def flood_page(n_items: int = 200_000) -> str:
+    """The fuzzer's flood of one-character list items (``<li>x``), which the limits cut."""
+    return "<html><body><p>start</p>" + "<li>x" * n_items + "<p>end</p></body></html>"
+
+
+def _measure(cleaner, html: str) -> dict:
+    """Parse, clean and learn ``html`` once each, in CPU seconds, with what was kept."""
+    from sst_cleaner.engine._dom import parse_html
+
+    t = time.process_time()
+    page = parse_html(html)
+    parse_s = time.process_time() - t
+    t = time.process_time()
+    result = cleaner.clean(html)
+    clean_s = time.process_time() - t
+    t = time.process_time()
+    cleaner.partial_fit(html)
+    learn_s = time.process_time() - t
+    n = sum(1 for _ in page.root.iter())
+    return dict(
+        parse=parse_s, clean=clean_s, learn=learn_s, elements=n, dropped=page.dropped_elements, status=result.status
+    )
+
+
 def main() -> None:
     from sst_cleaner import SiteCleaner
-    from sst_cleaner.engine._dom import parse_html
     from sst_cleaner.engine._limits import DEFAULT_LIMITS
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--elements", type=int, default=40_000)
-    ap.add_argument("--short-lines", action="store_true", help="sections also hold lists and tables of short lines")
     args = ap.parse_args()
-    big = reference_page(args.elements, short_lines=args.short_lines)
+    pages = {
+        "reference": reference_page(args.elements),
+        "reference, short lines": reference_page(args.elements, short_lines=True),
+        "flood of <li>x": flood_page(),
+    }
     others = [reference_page(400, seed=s) for s in (1, 2, 3)]
-    t = time.process_time()
-    page = parse_html(big)
-    parse_s = time.process_time() - t
-    n = sum(1 for _ in page.root.iter())
-    cleaner = SiteCleaner().fit(others)
-    t = time.process_time()
-    result = cleaner.clean(big)
-    clean_s = time.process_time() - t
-    t = time.process_time()
-    cleaner.partial_fit(big)
-    learn_s = time.process_time() - t
     print(
         f"limits: max_tags {DEFAULT_LIMITS.max_tags}, max_elements {DEFAULT_LIMITS.max_elements}, "
-        f"page_time_budget {DEFAULT_LIMITS.page_time_budget}s"
+        f"max_tiny_blocks {DEFAULT_LIMITS.max_tiny_blocks}, page_time_budget {DEFAULT_LIMITS.page_time_budget}s"
     )
-    print(f"page: {len(big):,} chars, {big.count('<'):,} tags, {n:,} elements kept after parsing")
-    print(
-        f"parse {parse_s:.2f}s CPU, clean {clean_s:.2f}s CPU (status {result.status}), "
-        f"learn (partial_fit) {learn_s:.2f}s CPU"
-    )
+    base = None
+    for name, html in pages.items():
+        m = _measure(SiteCleaner().fit(others), html)
+        base = base or m["clean"]
+        print(
+            f"{name}: {len(html):,} chars, {html.count('<'):,} tags, {m['elements']:,} elements kept "
+            f"({m['dropped']:,} dropped); parse {m['parse']:.2f}s CPU, clean {m['clean']:.2f}s CPU "
+            f"({m['clean'] / base:.2f} of the reference page's, status {m['status']}), "
+            f"learn (partial_fit) {m['learn']:.2f}s CPU"
+        )
 
 
 if __name__ == "__main__":
