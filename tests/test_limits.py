@@ -133,6 +133,12 @@ def test_a_flood_of_near_empty_blocks_is_cut_after_the_cap():
     assert element_text(page.root) == "start " + " ".join(["x"] * 50)
 
 
+def test_the_fuzzers_flood_keeps_max_tiny_blocks_under_the_default_limits():
+    page = parse_html("<html><body><p>start</p>" + "<li>x" * 200_000 + "<p>end</p></body></html>")
+    assert page.truncated and page.dropped_elements > 0
+    assert _tiny_blocks(page) == DEFAULT_LIMITS.max_tiny_blocks
+
+
 def test_near_empty_blocks_among_text_are_allowed():
     """A table of one-character cells beside their descriptions is a page, not a flood:
     its runs of text raise the allowance."""
