@@ -98,7 +98,7 @@ def test_feature_groups_give_every_feature_once_in_the_declared_number(fitted):
     from sst_cleaner.engine.methods.sitestats import hybrid
     from sst_cleaner.engine.methods.sitestats.site_stats import analyse_page
 
-    groups = hybrid._PAGE_GROUPS + hybrid._BLOCK_GROUPS + hybrid._SENTENCE_GROUPS
+    groups = hybrid._PAGE_GROUPS + hybrid._PATH_GROUPS + hybrid._BLOCK_GROUPS + hybrid._SENTENCE_GROUPS
     declared = Counter(name for g in groups for name in hybrid._GROUP_NAMES[g]) + Counter(hybrid._POST_PASS)
     assert declared == Counter(FEATURE_NAMES)
     pa = analyse_page(parse_html(site_page(100)[0]))
@@ -108,7 +108,7 @@ def test_feature_groups_give_every_feature_once_in_the_declared_number(fitted):
         for g in hybrid._PAGE_GROUPS:
             assert len(g(pg)) == len(hybrid._GROUP_NAMES[g])
         for bi, b in enumerate(pa.blocks):
-            for g in hybrid._BLOCK_GROUPS:
+            for g in hybrid._PATH_GROUPS + hybrid._BLOCK_GROUPS:
                 assert len(g(pg, bi, b)) == len(hybrid._GROUP_NAMES[g]), g.__name__
             for s in b.sentences:
                 for g in hybrid._SENTENCE_GROUPS:

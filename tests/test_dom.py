@@ -63,11 +63,12 @@ def test_aria_hidden_drops_only_empty_decorations():
     # icons are aria-hidden and textless; text marked aria-hidden is still on screen
     html = (
         "<body><p><span aria-hidden='true'> <i class='icon'></i> </span>Docs</p>"
-        "<p aria-hidden='true'>still visible</p><p aria-hidden='false'></p></body>"
+        "<p aria-hidden='true'>still visible</p><p aria-hidden='false'></p>"
+        "<p><b aria-hidden='true'>\u00a0</b><b aria-hidden='true'>shown</b></p></body>"
     )
     page = parse_html(html)
-    assert element_text(page.root) == "Docs still visible"
-    assert page.root.xpath("count(//span)") == 0
+    assert element_text(page.root) == "Docs still visible shown"
+    assert page.root.xpath("count(//span)") == 0 and page.root.xpath("count(//b)") == 1
     assert page.root.xpath("count(//p[@aria-hidden='false'])") == 1
 
 

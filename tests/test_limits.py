@@ -36,6 +36,7 @@ def test_limits_defaults_and_validation():
     assert (
         lim.max_page_bytes == 5_000_000
         and lim.max_elements == 40_000
+        and lim.max_tiny_blocks == 5_000
         and lim.max_tags == 100_000
         and lim.max_depth == 256
     )
@@ -50,6 +51,7 @@ def test_limits_defaults_and_validation():
         {"site_time_budget": float("nan")},
         {"page_time_budget": float("inf")},
         {"max_elements": True},
+        {"max_tiny_blocks": 0},
     ):
         with pytest.raises(ValueError):
             Limits(**bad)
@@ -114,6 +116,62 @@ def test_invisible_elements_do_not_count_against_the_cap():
     html = "<html><body><svg>" + "<g></g>" * 500 + "</svg><p>visible</p></body></html>"
     page = parse_html(html, limits=lim)
     assert element_text(page.root) == "visible" and not page.truncated
+
+
+# -- near-empty blocks --------------------------------------------------------------------
+def _tiny_blocks(page) -> int:
+    return sum(1 for el in page.root.iter("li", "td") if len(el) == 0 and 0 < len((el.text or "").strip()) < 3)
+
+
+def test_a_flood_of_near_empty_blocks_is_cut_after_the_cap():
+    page = parse_html(
+        "<html><body><p>start</p><ul>" + "<li>x" * 1000 + "</ul><p>end</p>", limits=Limits(max_tiny_blocks=50)
+    )
+    assert page.truncated
+    assert _tiny_blocks(page) == 50
+    assert page.dropped_elements == 1000 - 50 + 1  # the other items and the last paragraph
+    assert element_text(page.root) == "start " + " ".join(["x"] * 50)
+
+
+def test_the_fuzzers_flood_keeps_max_tiny_blocks_under_the_default_limits():
+    page = parse_html("<html><body><p>start</p>" + "<li>x" * 200_000 + "<p>end</p></body></html>")
+    assert page.truncated and page.dropped_elements > 0
+    assert _tiny_blocks(page) == DEFAULT_LIMITS.max_tiny_blocks
+
+
+def test_near_empty_blocks_among_text_are_allowed():
+    """A table of one-character cells beside their descriptions is a page, not a flood:
+    its runs of text raise the allowance."""
+    rows = "".join(f"<tr><td>{i % 10}</td><td>F_{i}</td><td>what flag {i} means</td></tr>" for i in range(300))
+    page = parse_html(f"<html><body><table>{rows}</table></body></html>", limits=Limits(max_tiny_blocks=50))
+    assert not page.truncated and page.dropped_elements == 0
+    assert _tiny_blocks(page) == 300
+
+
+def test_hidden_near_empty_blocks_do_not_count_against_the_cap():
+    html = "<html><body><ul hidden>" + "<li>x" * 1000 + "</ul><p>visible</p></body></html>"
+    page = parse_html(html, limits=Limits(max_tiny_blocks=50))
+    assert element_text(page.root) == "visible" and not page.truncated
+
+
+@pytest.mark.parametrize("method", ["default", "cetd", "wisdom"])
+def test_a_flood_of_near_empty_blocks_is_cleaned_from_the_capped_page(method):
+    """The work on a flood is bounded by the cap, not by the flood (a structural bound:
+    timings drift with the machine): the blocks labelled are the cap's, and the page
+    says it was cut."""
+    flood = "<html><body><p>start</p>" + "<li>x" * 200_000 + "<p>end</p></body></html>"
+    result = SiteCleaner(method=method, max_tiny_blocks=300).clean(flood)
+    assert result.status == "truncated"
+    assert result.page.dropped_elements > 0
+    assert len(result.blocks) <= 300 + 2
+
+
+def test_the_cap_on_near_empty_blocks_is_checked_in_learning_too():
+    flood = "<html><body><p>start</p>" + "<li>x" * 200_000 + "<p>end</p></body></html>"
+    cleaner = SiteCleaner(max_tiny_blocks=300).fit(["<html><body><p>one page of the site</p></body></html>"])
+    cleaner.partial_fit(flood)
+    assert cleaner.n_pages == 2
+    assert cleaner.clean(flood).status == "truncated"
 
 
 # -- depth --------------------------------------------------------------------------------
@@ -491,3 +549,18 @@ def test_a_long_reference_page_is_not_cut():
     page = parse_html(reference_page(40_000))
     assert not page.truncated and page.dropped_elements == 0
     assert sum(1 for _ in page.root.iter()) >= 38_000
+
+
+def test_a_long_reference_page_of_short_lines_is_not_cut():
+    """Lists and tables of one- and two-character lines beside the page's text: more
+    near-empty blocks than ``max_tiny_blocks``, and all of them kept."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    from big_page import reference_page
+
+    page = parse_html(reference_page(40_000, short_lines=True))
+    assert not page.truncated and page.dropped_elements == 0
+    assert sum(1 for _ in page.root.iter()) >= 38_000
+    assert _tiny_blocks(page) > DEFAULT_LIMITS.max_tiny_blocks

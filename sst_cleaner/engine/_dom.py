@@ -6,8 +6,9 @@ text that is left is exactly the text a person would read.
 
 Walks are iterative (``iter()``/explicit stacks), and no function here recurses over
 the tree, so a page nested 100,000 levels deep cannot exhaust Python's stack. Every page
-is bounded by :class:`sst_cleaner.engine._limits.Limits` (bytes, tags, elements, depth) before a
-method sees it. libxml2 aborts a parse at nesting depth 256 and silently drops the rest
+is bounded by :class:`sst_cleaner.engine._limits.Limits` (bytes, tags, elements, near-empty
+blocks, depth; the tree's caps are in :mod:`~sst_cleaner.engine._tree_caps`) before a method
+sees it. libxml2 aborts a parse at nesting depth 256 and silently drops the rest
 of the page; ``parse_html`` notices and re-parses with libxml2's 2048 limit
 (``huge_tree``, safe here because the byte cap already bounds what it lifts), then
 flattens what is deeper than ``Limits.max_depth``.
@@ -26,6 +27,7 @@ from typing import AnyStr, Optional, Union
 from lxml import etree
 
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
+from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks
 
 #: elements whose content is never visible text. Not ``object``: what it holds besides
 #: its ``param``s is fallback content, shown whenever the embedded thing cannot be (every
@@ -460,12 +462,16 @@ def parse_html(
     # invisible subtrees first (C-level), so that the caps count what a reader sees
     etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
     etree.strip_tags(doc, *VOID_MISPARSED_TAGS)
-    dropped = _cap_elements(doc, limits.max_elements)
+    dropped = cap_elements(doc, limits.max_elements)
     truncated = truncated or dropped > 0
     # without the deep re-parse, libxml2 has already kept the tree within depth 256
     if deep or limits.max_depth < LIBXML2_MAX_DEPTH:
-        dropped += _cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
+        dropped += cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
     _drop_hidden(doc)  # the invisible tags are already gone
+    # after the hidden ones are gone: what is capped is what a reader would see
+    tiny_dropped = cap_tiny_blocks(doc, BLOCK_TAGS, limits.max_tiny_blocks)
+    dropped += tiny_dropped
+    truncated = truncated or tiny_dropped > 0
     # character references and joined tails can make new runs of combining marks
     if "&" in html or not html.isascii():
         _cap_tree_runs(doc)
@@ -549,41 +555,6 @@ def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
     return err is not None and err.type_name == "ERR_RESOURCE_LIMIT" and "depth" in err.message
 
 
-def _cap_elements(doc: etree._Element, max_elements: int) -> int:
-    """Drop every element after the first ``max_elements`` (document order); returns how
-    many were dropped. Counting and finding run in libxml2's XPath engine (C): a flood of
-    elements costs no Python-level walk."""
-    total = int(doc.xpath("count(//*)"))
-    if total <= max_elements:
-        return 0
-    first = doc.xpath(f"(//*)[{max_elements + 1}]")[0]
-    parent = first.getparent()
-    del parent[parent.index(first) :]
-    node = parent
-    parent = node.getparent()
-    while parent is not None:
-        del parent[parent.index(node) + 1 :]
-        node = parent
-        parent = node.getparent()
-    return total - max_elements
-
-
-def _cap_depth(doc: etree._Element, max_depth: int) -> int:
-    """Flatten elements deeper than ``max_depth`` (``html`` = 1) into their ancestor at
-    the limit: the text stays, the tags go. Returns the number of elements removed."""
-    removed = 0
-    at_limit = doc.xpath("/*" + "/*" * (max_depth - 1))
-    for el in at_limit:
-        if len(el) == 0:
-            continue
-        n = sum(1 for _ in el.iterdescendants())
-        text = " ".join(t for t in el.itertext() if t.strip())
-        del el[:]
-        el.text = text
-        removed += n
-    return removed
-
-
 # Hidden elements, found by libxml2's XPath engine (C) from the attributes that hide
 # them: ``hidden``, an inline style that says ``display:none`` or ``visibility:hidden``
 # once CSS whitespace is removed and the letters are lower-cased, ``aria-hidden="true"``.
@@ -614,10 +585,19 @@ def _drop_hidden(doc: etree._Element) -> None:
         if el is last:  # two hiding attributes on one element
             continue
         last = el
-        if attr.attrname == "aria-hidden" and "".join(el.itertext()).strip():
+        if attr.attrname == "aria-hidden" and _has_text(el):
             continue  # text marked aria-hidden is still on screen
         doomed.append(el)
     _drop_elements(doomed)
+
+
+def _has_text(el: etree._Element) -> bool:
+    """Whether ``el`` holds visible text (its tail is not its own). A childless element's
+    text is read directly: icon placeholders marked aria-hidden come by the thousand,
+    and walking each one's text was most of the cost of preparing such a page."""
+    if not len(el):
+        return bool(el.text and el.text.strip())
+    return bool("".join(el.itertext()).strip())
 
 
 def _drop_elements(doomed: list) -> None:

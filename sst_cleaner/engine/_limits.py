@@ -7,7 +7,7 @@ ceiling here, and every ceiling has a defined outcome (see :class:`Limits`).
 
 Two kinds of bound work together:
 
-* **Input caps** (bytes, tags, elements, depth) are applied by
+* **Input caps** (bytes, tags, elements, near-empty blocks, depth) are applied by
   :func:`sst_cleaner.engine._dom.parse_html` before any method sees the page. They make the
   work of every method bounded, because every method is (near) linear in the elements it
   is given. Parsing itself happens in C and cannot be interrupted, so only input caps
@@ -85,6 +85,16 @@ class Limits:
         ``benchmarks/big_page.py``). Elements past the
         cap in document order are dropped, counted in ``PreparedPage.dropped_elements``;
         flagged ``truncated``.
+    ``max_tiny_blocks`` (5,000): near-empty blocks kept: block-level elements without
+        child elements whose text is one or two characters (``<li>x``), counted after
+        invisible elements are dropped; a page with more runs of text of three
+        characters or more is allowed as many near-empty blocks (a long table of short
+        cells beside its descriptions).
+        Every method spends as much on a block as on a paragraph, so a flood of 40,000
+        (which ``max_elements`` lets through) cost several seconds per clean while
+        carrying no words; real pages hold a few (the dev corpora's most is 181). The
+        page is cut after the last one allowed (document order), the elements removed
+        counted in ``PreparedPage.dropped_elements``; flagged ``truncated``.
     ``max_depth`` (256): nesting depth kept (``html`` is depth 1). Deeper elements are
         flattened into their ancestor at the limit: their text is kept, their tags are
         not. libxml2 aborts a parse at depth 256 and drops *everything after* the deep
@@ -114,12 +124,13 @@ class Limits:
     max_tags: int = 100_000
     max_attributes: int = 1_000
     max_elements: int = 40_000
+    max_tiny_blocks: int = 5_000
     max_depth: int = LIBXML2_MAX_DEPTH
     page_time_budget: Optional[float] = 1.5
     site_time_budget: Optional[float] = 120.0
 
     def __post_init__(self) -> None:
-        for name in ("max_page_bytes", "max_tags", "max_attributes", "max_elements", "max_depth"):
+        for name in ("max_page_bytes", "max_tags", "max_attributes", "max_elements", "max_tiny_blocks", "max_depth"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive int, not {value!r}")

@@ -286,7 +286,7 @@ class SSTPipeline:
         logger.warning(
             "sst: page %s (site %s) was cut by a size cap before cleaning: its items "
             "are flagged 'truncated' and miss the text past the cut. The caps are "
-            "max_page_bytes %d, max_tags %d, max_elements %d, max_depth %d in this crawl "
+            "max_page_bytes %d, max_tags %d, max_elements %d, max_tiny_blocks %d, max_depth %d in this crawl "
             '(raise them in SST_PARAMS, e.g. {"max_elements": 80000}). Logged once per '
             "site; sst/pages_truncated counts them all.",
             page.url,
@@ -294,6 +294,7 @@ class SSTPipeline:
             caps.max_page_bytes,
             caps.max_tags,
             caps.max_elements,
+            caps.max_tiny_blocks,
             caps.max_depth,
         )
 

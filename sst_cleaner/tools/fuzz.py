@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
-from sst_cleaner.engine._dom import PreparedPage, parse_html
+from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage, parse_html
 from sst_cleaner.engine._limits import DEFAULT_LIMITS
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.engine._registry import available_methods
 from sst_cleaner.engine._result import CleanResult
+from sst_cleaner.engine._tree_caps import text_runs, tiny_blocks
 from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, normal_page
 from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
@@ -73,6 +74,10 @@ def check_page(page: PreparedPage) -> None:
         raise InvariantError(f"{n} elements kept, over the cap {DEFAULT_LIMITS.max_elements}")
     if max_depth > DEFAULT_LIMITS.max_depth:
         raise InvariantError(f"depth {max_depth} kept, over the cap {DEFAULT_LIMITS.max_depth}")
+    root = page.tree.getroot()
+    tiny = len(tiny_blocks(root, BLOCK_TAGS))
+    if tiny > DEFAULT_LIMITS.max_tiny_blocks and tiny > text_runs(root):
+        raise InvariantError(f"{tiny} near-empty blocks kept, over the cap {DEFAULT_LIMITS.max_tiny_blocks}")
 
 
 def check_result(result: CleanResult, source: object = None) -> None:

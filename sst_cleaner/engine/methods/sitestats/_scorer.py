@@ -146,8 +146,10 @@ class Scorers:
         self.site = TreeEnsemble(spec["stage1"])
         self.page = TreeEnsemble(spec["page"]) if "page" in spec else self.site
 
-    def predict(self, rows: list, alone: bool) -> np.ndarray:
-        return (self.page if alone else self.site).predict([r[2] for r in rows])
+    def predict(self, rows: list, alone: bool) -> list[float]:
+        """The probability of each row, as plain floats: the method compares and sums
+        them one by one, where numpy scalars are slow."""
+        return (self.page if alone else self.site).predict([r[2] for r in rows]).tolist()
 
 
 def load_scorer(path: Optional[str] = None) -> Scorers:

@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
-from sst_cleaner.engine.methods.cetd import covered_elements, extract_content
+from sst_cleaner.engine.methods.sitestats._regions import CetdRegion as CetdRegion  # re-exported
+from sst_cleaner.engine.methods.sitestats._regions import cetd_region as cetd_region  # re-exported (training reads it)
+from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
 from sst_cleaner.engine.methods.sitestats._scorer import Scorers as Scorers  # re-exported (public here first)
 from sst_cleaner.engine.methods.sitestats._scorer import TreeEnsemble as TreeEnsemble  # re-exported (tests use it)
 from sst_cleaner.engine.methods.sitestats._scorer import load_scorer
@@ -203,8 +205,8 @@ class _Page:
         # description, it is the content area those listings belong to.
         root = pa.page.root
         content_total = total - tmpl_total
-        main = _deepest_holding(root, agg, content_total, 0.5)
-        wide = _deepest_holding(root, agg, content_total, 0.9)
+        main = deepest_holding(root, agg, content_total, 0.5)
+        wide = deepest_holding(root, agg, content_total, 0.9)
         wide_agg = agg.get(wide, (0, 0, 0))
         self.wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
         self.in_wide_set = set(wide.iter()) if wide is not root else None  # None: everything
@@ -212,7 +214,7 @@ class _Page:
         self.main_tmpl = main_agg[1] / max(1, main_agg[0])
         self.in_main_set = set(main.iter()) if main is not root else None
 
-        top, self.top_ratio_of, self.top_share = _prose_container(pa, agg, btmpl, content_total, self.hints)
+        top, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
         self.in_top_set = in_top_set = set(top.iter()) if top is not None else set()
         self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
         self.log_page_chars = math.log1p(content_total)
@@ -232,6 +234,7 @@ class _Page:
         self.page_counts = page_counts  # sentence hash -> occurrences on the page
         self.page_link_share = link_total / max(1, total)
         self.page_code_share = code_chars / max(1, total)
+        self._above: dict = {}
 
     def like_siblings(self, parent: etree._Element, el: etree._Element) -> tuple[int, float]:
         """(how many children of ``parent`` share ``el``'s tag and class, their mean
@@ -271,13 +274,25 @@ class _Page:
 
     def above(self, el: etree._Element) -> tuple:
         """(log chars, template share, link share) of the containers 1, 2 and 3 levels
-        above ``el`` (above the root, the root again)."""
+        above ``el`` (above the root, the root again).
+
+        Kept per first container: the blocks of a list or a table share it, and what
+        lies above it is the same for all of them."""
+        p = el.getparent()
+        first = p if p is not None else el
+        got = self._above.get(first)
+        if got is None:
+            got = self._above[first] = self._containers_from(first)
+        return got
+
+    def _containers_from(self, el: etree._Element) -> tuple:
         agg = self.agg
         out: list[float] = []
-        for _ in range(3):
-            p = el.getparent()
-            if p is not None:
-                el = p
+        for level in range(3):
+            if level:
+                p = el.getparent()
+                if p is not None:
+                    el = p
             a = agg.get(el, (0, 0, 0))
             c = max(1, a[0])
             out += (math.log1p(a[0]), a[1] / c, a[2] / c)
@@ -322,30 +337,28 @@ def _site_node(pg: _Page, bi: int, b: BlockInfo) -> tuple:
     return node_share, ndf / pg.n_other, 1.0 if ndf == 0 else 0.0
 
 
-@_features(
-    "link_density",
-    "log_block_chars",
-    "is_heading",
-    "in_li",
-    "in_pre_or_table",
-    "in_nav_like",
-    "rel_pos",
-    "log_links",
-)
+@_features("link_density", "log_block_chars", "rel_pos", "log_links")
 def _block_shape(pg: _Page, bi: int, b: BlockInfo) -> tuple:
-    """What the block is: its size, links, element and position on the page."""
+    """What the block is: its size, links and position on the page."""
     blk = b.block
-    anc = b.ancestors
-    tag = b.tag
     return (
         blk.link_chars / max(1, len(blk.text)),
         math.log1p(len(blk.text)),
+        bi / pg.nb,
+        math.log1p(blk.n_links),
+    )
+
+
+@_features("is_heading", "in_li", "in_pre_or_table", "in_nav_like")
+def _element_kind(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+    """What the block's element and its ancestors are."""
+    anc = b.ancestors
+    tag = b.tag
+    return (
         1.0 if (tag in _HEADINGS or any(a[0] == "h" and a[1:].isdigit() for a in anc)) else 0.0,
         1.0 if (tag in ("li", "dd", "dt") or "li" in anc) else 0.0,
         1.0 if (tag in ("pre", "td", "th") or "pre" in anc or "table" in anc) else 0.0,
         1.0 if any(a in _NAV_LIKE for a in anc) or tag in _NAV_LIKE else 0.0,
-        bi / pg.nb,
-        math.log1p(blk.n_links),
     )
 
 
@@ -476,7 +489,12 @@ def _sentence_shape(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
 
 
 _PAGE_GROUPS = (_page_level,)
-_BLOCK_GROUPS = (_site_node, _block_shape, _density, _context, _hints, _containers, _records, _media)
+#: the groups that read only the block's style path (its node, element, ancestors and
+#: their names as the page reads them) and the page, never its position: computed once
+#: per path of the page (see _path_key), as a page repeats a few hundred paths over
+#: thousands of blocks
+_PATH_GROUPS = (_site_node, _element_kind, _hints, _media)
+_BLOCK_GROUPS = (_block_shape, _density, _context, _containers, _records)
 _SENTENCE_GROUPS = (_site_sentence, _sentence_shape)
 #: given by _add_cohort once all the page's rows are known (a placeholder until then)
 _POST_PASS = ("cohort",)
@@ -484,9 +502,10 @@ _POST_PASS = ("cohort",)
 
 def _assembly() -> operator.itemgetter:
     """Where each feature of FEATURE_NAMES sits among the groups' values joined in group
-    order (page, block, sentence, post-pass); refuses groups that do not give every
+    order (page, path, block, sentence, post-pass); refuses groups that do not give every
     feature exactly once."""
-    joined = [name for group in _PAGE_GROUPS + _BLOCK_GROUPS + _SENTENCE_GROUPS for name in _GROUP_NAMES[group]]
+    groups = _PAGE_GROUPS + _PATH_GROUPS + _BLOCK_GROUPS + _SENTENCE_GROUPS
+    joined = [name for group in groups for name in _GROUP_NAMES[group]]
     joined += _POST_PASS
     if len(joined) != len(set(joined)) or set(joined) != set(FEATURE_NAMES):
         twice = sorted({n for n in joined if joined.count(n) > 1})
@@ -508,17 +527,24 @@ def sentence_features(
     view: Optional[PageView], pa: PageAnalysis, in_cetd: set
 ) -> list[tuple[BlockInfo, SentenceInfo, list[float]]]:
     """One feature vector per sentence of the page (order = page order), in
-    FEATURE_NAMES order: the page's groups run once, each block's groups once per block,
-    each sentence's groups once per sentence, and the cohort once the page's rows are
-    all known."""
+    FEATURE_NAMES order: the page's groups run once, the path groups once per style path,
+    each block's groups once per block, each sentence's groups once per sentence, and the
+    cohort once the page's rows are all known."""
     pg = _Page(view, pa, in_cetd)
     page_values: tuple = ()
     for page_group in _PAGE_GROUPS:
         page_values += page_group(pg)
     in_feature_order = _IN_FEATURE_ORDER
     rows = []
+    by_path: dict = {}
     for bi, b in enumerate(pa.blocks):
-        block_values = page_values
+        path = _path_key(b, pg.hints[bi])
+        block_values = by_path.get(path)
+        if block_values is None:
+            block_values = page_values
+            for path_group in _PATH_GROUPS:
+                block_values += path_group(pg, bi, b)
+            by_path[path] = block_values
         for block_group in _BLOCK_GROUPS:
             block_values += block_group(pg, bi, b)
         for s in b.sentences:
@@ -531,6 +557,12 @@ def sentence_features(
             rows.append((b, s, list(in_feature_order(values))))
     _add_cohort(rows)
     return rows
+
+
+def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
+    """Everything the path groups read of a block (``hints``: its names as the page
+    reads them, see _local_hints): blocks with equal keys get equal values from them."""
+    return b.key, b.tag, b.ancestors, hints
 
 
 _HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
@@ -606,103 +638,6 @@ def _local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int
     return out
 
 
-def _deepest_holding(root: etree._Element, agg: dict, content_total: int, share: float) -> etree._Element:
-    """Walking down from the root, the child holding at least ``share`` of the page's
-    non-template text, as deep as such a child exists (the root if none)."""
-    node = root
-    if content_total <= 0:
-        return node
-    while True:
-        best, best_c = None, -1
-        for ch in node:
-            a = agg.get(ch)
-            if a is not None and a[0] - a[1] > best_c:
-                best, best_c = ch, a[0] - a[1]
-        if best is None or best_c < share * content_total:
-            return node
-        node = best
-
-
-def _prose_container(
-    pa: PageAnalysis, agg: dict, btmpl: list, content_total: int, hints: list
-) -> tuple[Optional[etree._Element], Callable[[etree._Element], float], float]:
-    """The container a reader-view extractor would pick (Readability's scoring, on our
-    blocks): every prose block of 25+ characters that is not template and not in a
-    container named as comments (a long thread outweighs a short article) scores 1 + its
-    commas + a point per 100 characters (at most 3), given whole to its parent and half
-    to its grandparent; a container's score is scaled by its share of non-link text.
-
-    Returns (the best container or None, block element -> best score among its three
-    nearest containers / the best score, the best container's share of the page's
-    non-template text)."""
-    score: dict = {}
-    for b, t, (h, _near) in zip(pa.blocks, btmpl, hints):
-        blk = b.block
-        n = len(blk.text)
-        if n < 25 or t >= 0.5 or blk.link_chars * 2 > n or h & HINT_COMMENT:
-            continue
-        s = 1.0 + blk.text.count(",") + min(3, n // 100)
-        parent = blk.element.getparent()
-        if parent is None:
-            continue
-        score[parent] = score.get(parent, 0.0) + s
-        grand = parent.getparent()
-        if grand is not None:
-            score[grand] = score.get(grand, 0.0) + s / 2
-    best, best_s = None, 0.0
-    final: dict = {}
-    for el, s in score.items():
-        a = agg.get(el)
-        if a is None:
-            continue
-        s *= 1.0 - a[2] / max(1, a[0])
-        final[el] = s
-        if s > best_s:
-            best, best_s = el, s
-    if best is None:
-        return None, lambda el: 0.0, 0.0
-
-    def ratio(el: etree._Element) -> float:
-        r = 0.0
-        for _ in range(3):
-            el = el.getparent()
-            if el is None:
-                break
-            r = max(r, final.get(el, 0.0))
-        return r / best_s
-
-    a = agg[best]
-    return best, ratio, (a[0] - a[1]) / max(1, content_total)
-
-
-class CetdRegion(set):
-    """Elements inside the CETD content region (every content root of Algorithm 2), with
-    ``top``: the elements inside the one subtree of largest DensitySum. Algorithm 2's
-    threshold adds a handful of further roots on a typical news page (captions, bylines,
-    related lists, comments); the paper's gold kept comments, an article's does not."""
-
-    top: frozenset = frozenset()
-
-
-def cetd_region(pa: PageAnalysis, view: Optional[PageView]) -> CetdRegion:
-    """The CETD content region, computed with template sentences zeroed."""
-
-    ignore = None
-    if view is not None and view.n_other > 0:
-        doomed = set()
-        for b in pa.blocks:
-            if all(view.sentence_df(s.hash) >= view.recur_df for s in b.sentences):
-                doomed.add(b.block.element)
-        if doomed:
-            ignore = doomed.__contains__
-    roots = extract_content(pa.page.root, ignore=ignore)
-    region = CetdRegion(covered_elements(roots))
-    d = roots.densities
-    if d is not None and len(d):
-        region.top = frozenset(d.elements[d.max_density_sum()[0]].iter())
-    return region
-
-
 # ---------------------------------------------------------------------------------------
 # The method
 # ---------------------------------------------------------------------------------------
@@ -757,18 +692,19 @@ class HybridMethod(SiteStatsModel):
         """The site's evidence about the page (None before any fit)."""
         return self.stats.page_view(pa) if self.stats.n_pages else None
 
-    def _judge(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, Any]:
+    def _judge(self, pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict]) -> tuple[list, Any]:
         """(rows, the scorer's probabilities) of the page's sentences, judged with
-        ``view``, or alone when it is None."""
-        rows = sentence_features(view, pa, cetd_region(pa, view))
+        ``view``, or alone when it is None; ``plain``: see :func:`cetd_region`."""
+        rows = sentence_features(view, pa, cetd_region(pa, view, plain))
         return rows, self._scorers.predict(rows, view is None) if rows else []
 
-    def _score(self, pa: PageAnalysis, view: Optional[PageView]) -> tuple[list, list]:
+    def _score(self, pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict] = None) -> tuple[list, list]:
         """(rows, probabilities) of the page's sentences, judged with ``view`` (None, or
-        fewer than MIN_OTHER_PAGES other pages: the page alone)."""
+        fewer than MIN_OTHER_PAGES other pages: the page alone); ``plain``: see
+        :func:`cetd_region`."""
         if view is not None and view.n_other < MIN_OTHER_PAGES:
             view = None
-        rows, probs = self._judge(pa, view)
+        rows, probs = self._judge(pa, view, plain)
         if not rows:
             return rows, []
         if view is not None:
@@ -777,7 +713,7 @@ class HybridMethod(SiteStatsModel):
             # verdict takes the rest of the weight.
             trust = min(1.0, rows[0][2][_COHORT] / COHORT_TRUSTED)
             if trust < 1.0:
-                alone = self._judge(pa, None)[1]
+                alone = self._judge(pa, None, plain)[1]
                 probs = [trust * p + (1.0 - trust) * q for p, q in zip(probs, alone)]
         out = self._apply_rules(rows, probs, view is None)
         if view is None:
@@ -822,7 +758,8 @@ class HybridMethod(SiteStatsModel):
     def clean(self, page: PreparedPage) -> CleanResult:
         pa = analyse_page(page)
         view = self._page_view(pa)
-        rows, probs = self._score(pa, view)
+        plain: dict = {}
+        rows, probs = self._score(pa, view, plain)
         if view is None:
             return self._result(page, pa, rows, probs, "default(page-level)")
         if view.n_other < MIN_OTHER_PAGES:  # judged alone already: nothing to fall back to
@@ -835,7 +772,7 @@ class HybridMethod(SiteStatsModel):
             # The site's evidence left (almost) nothing: a page whose own matter recurs
             # across the site, or a page unlike the sample. The page-level verdict is the
             # better guess, and the status says the site model did not make it.
-            alone_rows, alone_probs = self._score(pa, None)
+            alone_rows, alone_probs = self._score(pa, None, plain)
             if self._kept_words(alone_rows, alone_probs) > (kept if kept < NEARLY_EMPTY_WORDS else 3 * kept):
                 result = self._result(page, pa, alone_rows, alone_probs, "default(page-level)")
                 result.status = STATUS_SITE_EMPTY
@@ -846,29 +783,32 @@ class HybridMethod(SiteStatsModel):
         return sum(s.n_words for (_b, s, _f), p in zip(rows, probs) if p >= self.threshold)
 
     def _result(self, page: PreparedPage, pa: PageAnalysis, rows: list, probs: list, method: str) -> CleanResult:
-        kept_by_block: dict = {}
-        score_by_block: dict = {}
-        for (b, s, _f), p in zip(rows, probs):
-            acc = score_by_block.setdefault(id(b), [0.0, 0])
-            acc[0] += float(p)
-            acc[1] += 1
-            if p >= self.threshold:
-                kept_by_block.setdefault(id(b), []).append(s.text)
+        """Blocks labelled by their sentences: a block is informative when one of its
+        sentences is kept, and scores the mean of its sentences' probabilities."""
+        threshold = self.threshold
+        xpath_of = page.xpath_of
         blocks: list[Block] = []
         lines: list[str] = []
         sentences: list[str] = []
+        # rows hold every sentence of every block, block after block (sentence_features),
+        # so a block's rows are the next len(b.sentences)
+        i = 0
         for b in pa.blocks:
-            kept = kept_by_block.get(id(b))
-            acc = score_by_block.get(id(b), [0.0, 1])
+            end = i + len(b.sentences)
+            total = 0.0
+            kept: list[str] = []
+            for j in range(i, end):
+                p = probs[j]
+                total += p
+                if p >= threshold:
+                    kept.append(rows[j][1].text)
+            blk = b.block
             label = INFORMATIVE if kept else NOISE
-            blocks.append(
-                Block(
-                    page.xpath_of(b.block.element), b.block.text, label, acc[0] / max(1, acc[1]), sentences=kept or []
-                )
-            )
+            blocks.append(Block(xpath_of(blk.element), blk.text, label, total / max(1, end - i), sentences=kept))
             if kept:
                 lines.append(" ".join(kept))
                 sentences.extend(kept)
+            i = end
         return CleanResult(text="\n".join(lines), sentences=sentences, blocks=blocks, method=method, title=page.title)
 
     def to_dict(self) -> dict:

@@ -1,0 +1,135 @@
+"""The page's containers the default method's features ask about: the deepest
+element holding most of the page's own text, the container a reader-view extractor
+would pick, and the CETD content region with the site's template text zeroed out.
+
+Each is found once per page, in a walk linear in the page's elements; the features
+then ask per block whether its element lies inside.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Optional
+
+from sst_cleaner.engine.methods.cetd import covered_elements, extract_content
+from sst_cleaner.engine.methods.sitestats.site_stats import HINT_COMMENT, PageAnalysis, PageView
+
+if TYPE_CHECKING:
+    from lxml import etree
+
+
+def deepest_holding(root: etree._Element, agg: dict, content_total: int, share: float) -> etree._Element:
+    """Walking down from the root, the child holding at least ``share`` of the page's
+    non-template text, as deep as such a child exists (the root if none)."""
+    node = root
+    if content_total <= 0:
+        return node
+    while True:
+        best, best_c = None, -1
+        for ch in node:
+            a = agg.get(ch)
+            if a is not None and a[0] - a[1] > best_c:
+                best, best_c = ch, a[0] - a[1]
+        if best is None or best_c < share * content_total:
+            return node
+        node = best
+
+
+def prose_container(
+    pa: PageAnalysis, agg: dict, btmpl: list, content_total: int, hints: list
+) -> tuple[Optional[etree._Element], Callable[[etree._Element], float], float]:
+    """The container a reader-view extractor would pick (Readability's scoring, on our
+    blocks): every prose block of 25+ characters that is not template and not in a
+    container named as comments (``hints``: per block, the HINT_* bits of its names as
+    the page reads them; a long thread outweighs a short article) scores 1 + its commas
+    + a point per 100 characters (at most 3), given whole to its parent and half to its
+    grandparent; a container's score is scaled by its share of non-link text.
+
+    Returns (the best container or None, block element -> best score among its three
+    nearest containers / the best score, the best container's share of the page's
+    non-template text)."""
+    score: dict = {}
+    for b, t, (h, _near) in zip(pa.blocks, btmpl, hints):
+        blk = b.block
+        n = len(blk.text)
+        if n < 25 or t >= 0.5 or blk.link_chars * 2 > n or h & HINT_COMMENT:
+            continue
+        s = 1.0 + blk.text.count(",") + min(3, n // 100)
+        parent = blk.element.getparent()
+        if parent is None:
+            continue
+        score[parent] = score.get(parent, 0.0) + s
+        grand = parent.getparent()
+        if grand is not None:
+            score[grand] = score.get(grand, 0.0) + s / 2
+    best, best_s = None, 0.0
+    final: dict = {}
+    for el, s in score.items():
+        a = agg.get(el)
+        if a is None:
+            continue
+        s *= 1.0 - a[2] / max(1, a[0])
+        final[el] = s
+        if s > best_s:
+            best, best_s = el, s
+    if best is None:
+        return None, lambda el: 0.0, 0.0
+
+    by_parent: dict = {}  # the blocks of one container share their three nearest
+
+    def ratio(el: etree._Element) -> float:
+        parent = el.getparent()
+        got = by_parent.get(parent)
+        if got is None:
+            got = by_parent[parent] = _nearest_best(parent, final) / best_s
+        return got
+
+    a = agg[best]
+    return best, ratio, (a[0] - a[1]) / max(1, content_total)
+
+
+def _nearest_best(el: Optional[etree._Element], final: dict) -> float:
+    """The best score among ``el`` and its two nearest ancestors (0 for none)."""
+    r = 0.0
+    for _ in range(3):
+        if el is None:
+            break
+        r = max(r, final.get(el, 0.0))
+        el = el.getparent()
+    return r
+
+
+class CetdRegion(set):
+    """Elements inside the CETD content region (every content root of Algorithm 2), with
+    ``top``: the elements inside the one subtree of largest DensitySum. Algorithm 2's
+    threshold adds a handful of further roots on a typical news page (captions, bylines,
+    related lists, comments); the paper's gold kept comments, an article's does not."""
+
+    top: frozenset = frozenset()
+
+
+def cetd_region(pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict] = None) -> CetdRegion:
+    """The CETD content region, computed with template sentences zeroed.
+
+    ``plain``: a dict kept across the calls for one page, holding the region with
+    nothing zeroed once made: a page whose site verdict is nearly empty is scored
+    again alone, and where none of its blocks recurs both regions are that one."""
+    doomed = set()
+    if view is not None and view.n_other > 0:
+        for b in pa.blocks:
+            if all(view.sentence_df(s.hash) >= view.recur_df for s in b.sentences):
+                doomed.add(b.block.element)
+    if doomed or plain is None:
+        return _region(pa, doomed.__contains__ if doomed else None)
+    region = plain.get("region")
+    if region is None:
+        region = plain["region"] = _region(pa, None)
+    return region
+
+
+def _region(pa: PageAnalysis, ignore: Optional[Callable[[etree._Element], bool]]) -> CetdRegion:
+    roots = extract_content(pa.page.root, ignore=ignore)
+    region = CetdRegion(covered_elements(roots))
+    d = roots.densities
+    if d is not None and len(d):
+        region.top = frozenset(d.elements[d.max_density_sum()[0]].iter())
+    return region
