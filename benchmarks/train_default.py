@@ -131,8 +131,12 @@ def feature_version() -> str:
     from sst_cleaner.engine.methods import cetd
     from sst_cleaner.engine.methods.sitestats import site_stats
 
-    for mod in (site_stats, _segment, cetd, _text, _dom):
-        with open(mod.__file__, "rb") as fh:
+    # and every module of the method's package (page context, regions, scorer) beside
+    # those the pages go through first
+    folder = os.path.dirname(os.path.abspath(site_stats.__file__))
+    package = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+    for path in package + [m.__file__ for m in (_segment, cetd, _text, _dom)]:
+        with open(path, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()[:12]
 

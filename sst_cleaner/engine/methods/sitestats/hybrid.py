@@ -27,8 +27,9 @@ site model that keeps (almost) nothing of a page hands it to that scorer too
 
 from __future__ import annotations
 
-# Over 600 lines, kept in one module: the feature groups, the per-page context they read
-# and the method that scores their rows change together (a feature is added in all three).
+# Over 600 lines, kept in one module: the feature groups and the method that scores their
+# rows change together (a feature is added in both; the page context they read is in
+# _page_context).
 import math
 import operator
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
@@ -36,9 +37,10 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
+from sst_cleaner.engine.methods.sitestats._page_context import PAGE_WIDE_SHARE as PAGE_WIDE_SHARE  # re-exported
+from sst_cleaner.engine.methods.sitestats._page_context import PageContext
 from sst_cleaner.engine.methods.sitestats._regions import CetdRegion as CetdRegion  # re-exported
 from sst_cleaner.engine.methods.sitestats._regions import cetd_region as cetd_region  # re-exported (training reads it)
-from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
 from sst_cleaner.engine.methods.sitestats._scorer import Scorers as Scorers  # re-exported (public here first)
 from sst_cleaner.engine.methods.sitestats._scorer import TreeEnsemble as TreeEnsemble  # re-exported (tests use it)
 from sst_cleaner.engine.methods.sitestats._scorer import load_scorer
@@ -54,11 +56,10 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
     SiteStats,
     SiteStatsModel,
     analyse_page,
-    class_hints,
 )
 
 if TYPE_CHECKING:
-    from lxml import etree
+    pass
 
 FEATURE_NAMES = (
     "bias",
@@ -142,163 +143,6 @@ _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _NAV_LIKE = ("header", "footer", "nav", "aside", "form")
 
 
-class _Page:
-    """What the feature groups need to know about the whole page, computed once per page
-    (every aggregate over the DOM here is linear in the page; the groups that read it run
-    per block or per sentence)."""
-
-    def __init__(self, view: Optional[PageView], pa: PageAnalysis, in_cetd: set):
-        # kept whole: one pass over the page's blocks and elements whose results the
-        # following steps read, in this order
-        self.view = view
-        self.pa = pa
-        self.n_other = n_other = view.n_other if view is not None else 0
-        #: the site has other pages to compare with (else the site features are neutral)
-        self.judged = view is not None and n_other > 0
-        self.nb = max(1, len(pa.blocks) - 1)
-        self.in_cetd = in_cetd
-        self.cetd_top: frozenset = getattr(in_cetd, "top", frozenset())
-        # per block: chars, template chars (sentences on >= 2 other pages), link chars;
-        # summed into every ancestor so each container knows what it holds. Summed in one
-        # pass children-before-parents (reverse document order), so the cost is linear in
-        # the elements however deep the page is.
-        agg: dict = {}
-        btmpl: list[float] = []
-        total = tmpl_total = 0
-        for b in pa.blocks:
-            blk = b.block
-            n = len(blk.text)
-            t = 0
-            if view is not None and n_other > 0:
-                t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
-            t = min(t, n)
-            btmpl.append(t / max(1, n))
-            total += n
-            tmpl_total += t
-            agg[blk.element] = [n, t, blk.link_chars]
-        for el in reversed(list(pa.page.root.iter())):
-            a = agg.get(el)
-            if a is None:
-                continue
-            parent = el.getparent()
-            if parent is None:
-                continue
-            pa_ = agg.get(parent)
-            if pa_ is None:
-                agg[parent] = list(a)
-            else:
-                pa_[0] += a[0]
-                pa_[1] += a[1]
-                pa_[2] += a[2]
-        self.agg = agg
-        self.btmpl = btmpl  # per block: share of its text that is template
-        self.hints = _local_hints(pa, agg, total)  # per block: (hint bits, near bits)
-        self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
-        self._records: dict = {}  # element -> records_above(element)
-        self.page_tmpl = tmpl_total / max(1, total)
-        # The main container: walking down from the root, the child that holds at least
-        # half of the page's non-template text, as deep as such a child exists. What lies
-        # inside it is the page's own matter even where its words recur (a byline inside
-        # the article); what lies outside it rarely is. The wide main container holds nine
-        # tenths of it: on a reference manual, where the listings every page shares
-        # (inherited methods, trait implementations) sit beside the page's own
-        # description, it is the content area those listings belong to.
-        root = pa.page.root
-        content_total = total - tmpl_total
-        main = deepest_holding(root, agg, content_total, 0.5)
-        wide = deepest_holding(root, agg, content_total, 0.9)
-        wide_agg = agg.get(wide, (0, 0, 0))
-        self.wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
-        self.in_wide_set = set(wide.iter()) if wide is not root else None  # None: everything
-        main_agg = agg.get(main, (0, 0, 0))
-        self.main_tmpl = main_agg[1] / max(1, main_agg[0])
-        self.in_main_set = set(main.iter()) if main is not root else None
-
-        top, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
-        self.in_top_set = in_top_set = set(top.iter()) if top is not None else set()
-        self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
-        self.log_page_chars = math.log1p(content_total)
-        page_counts: dict = {}
-        code_chars = link_total = 0
-        for b in pa.blocks:
-            for s in b.sentences:
-                page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
-            link_total += b.block.link_chars
-            if (
-                b.tag in ("pre", "code", "td", "th")
-                or "pre" in b.ancestors
-                or "code" in b.ancestors
-                or "table" in b.ancestors
-            ):
-                code_chars += len(b.block.text)
-        self.page_counts = page_counts  # sentence hash -> occurrences on the page
-        self.page_link_share = link_total / max(1, total)
-        self.page_code_share = code_chars / max(1, total)
-        self._above: dict = {}
-
-    def like_siblings(self, parent: etree._Element, el: etree._Element) -> tuple[int, float]:
-        """(how many children of ``parent`` share ``el``'s tag and class, their mean
-        text in characters), each parent's children counted once."""
-        kinds = self._kinds.get(parent)
-        if kinds is None:
-            kinds = {}
-            agg = self.agg
-            for ch in parent:
-                if not isinstance(ch.tag, str):
-                    continue
-                k = (ch.tag, ch.get("class"))
-                acc = kinds.setdefault(k, [0, 0])
-                acc[0] += 1
-                acc[1] += agg.get(ch, (0,))[0]
-            self._kinds[parent] = kinds
-        acc = kinds.get((el.tag, el.get("class")), [1, 0])
-        return acc[0], acc[1] / max(1, acc[0])
-
-    def records_above(self, el: etree._Element) -> tuple[int, float]:
-        """The most like siblings (and their mean text) of ``el`` or its parent, the
-        nearer level winning ties; kept per element."""
-        got = self._records.get(el)
-        if got is None:
-            best_n, best_chars = 0, 0.0
-            at = el
-            for _ in range(2):
-                parent = at.getparent()
-                if parent is None:
-                    break
-                n, chars = self.like_siblings(parent, at)
-                if n > best_n:
-                    best_n, best_chars = n, chars
-                at = parent
-            got = self._records[el] = (best_n, best_chars)
-        return got
-
-    def above(self, el: etree._Element) -> tuple:
-        """(log chars, template share, link share) of the containers 1, 2 and 3 levels
-        above ``el`` (above the root, the root again).
-
-        Kept per first container: the blocks of a list or a table share it, and what
-        lies above it is the same for all of them."""
-        p = el.getparent()
-        first = p if p is not None else el
-        got = self._above.get(first)
-        if got is None:
-            got = self._above[first] = self._containers_from(first)
-        return got
-
-    def _containers_from(self, el: etree._Element) -> tuple:
-        agg = self.agg
-        out: list[float] = []
-        for level in range(3):
-            if level:
-                p = el.getparent()
-                if p is not None:
-                    el = p
-            a = agg.get(el, (0, 0, 0))
-            c = max(1, a[0])
-            out += (math.log1p(a[0]), a[1] / c, a[2] / c)
-        return tuple(out)
-
-
 # ---------------------------------------------------------------------------------------
 # The feature groups. Each declares the names of its features and returns their values
 # in that order (a tuple: a row is made per sentence of every page, and tuples are what
@@ -320,13 +164,13 @@ def _features(*names: str) -> Callable[[_Group], _Group]:
 
 
 @_features("bias", "page_tmpl", "log_page_chars", "page_link_share", "page_code_share")
-def _page_level(pg: _Page) -> tuple:
+def _page_level(pg: PageContext) -> tuple:
     """The same for every sentence of the page."""
     return 1.0, pg.page_tmpl, pg.log_page_chars, pg.page_link_share, pg.page_code_share
 
 
 @_features("node_share", "node_rate", "node_new")
-def _site_node(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _site_node(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """Site recurrence of the block's style node (SST); node_rate is measured against
     the cohort later (_add_cohort)."""
     view = pg.view
@@ -338,7 +182,7 @@ def _site_node(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("link_density", "log_block_chars", "rel_pos", "log_links")
-def _block_shape(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _block_shape(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """What the block is: its size, links and position on the page."""
     blk = b.block
     return (
@@ -350,7 +194,7 @@ def _block_shape(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("is_heading", "in_li", "in_pre_or_table", "in_nav_like")
-def _element_kind(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _element_kind(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """What the block's element and its ancestors are."""
     anc = b.ancestors
     tag = b.tag
@@ -363,7 +207,7 @@ def _element_kind(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("in_cetd", "in_cetd_top")
-def _density(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _density(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """CETD: the content region and its subtree of largest DensitySum."""
     el = b.block.element
     return 1.0 if el in pg.in_cetd else 0.0, 1.0 if el in pg.cetd_top else 0.0
@@ -384,7 +228,7 @@ def _density(pg: _Page, bi: int, b: BlockInfo) -> tuple:
     "next_tmpl",
     "next_link",
 )
-def _context(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _context(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """The containers 1, 2 and 3 levels above the block, and its neighbours (a missing
     neighbour counts as all template, all links)."""
     blocks = pg.pa.blocks
@@ -402,7 +246,7 @@ def _context(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("hint_comment", "hint_boiler", "hint_content", "near_comment", "near_boiler", "near_content")
-def _hints(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _hints(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """What the containers are called: any ancestor (hint_*), the block's element and the
     two above it (near_*)."""
     h, nh = pg.hints[bi]
@@ -419,7 +263,7 @@ def _hints(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 @_features(
     "in_main", "main_tmpl", "in_wide", "wide_tmpl", "in_article", "in_top", "after_top", "top_ratio", "top_share"
 )
-def _containers(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _containers(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """Whether the block lies in the page's main, wide, article and prose containers, and
     how template those are."""
     el = b.block.element
@@ -439,7 +283,7 @@ def _containers(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("log_same_sibs", "sib_log_chars")
-def _records(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _records(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """Whether the block sits in a run of like siblings (a teaser list, a gallery, the
     paragraphs of an article), and how much text each of them holds: a run of short
     records is a list of links to elsewhere far more often than the page's matter."""
@@ -455,7 +299,7 @@ def _records(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("hint_media", "near_media", "in_figure")
-def _media(pg: _Page, bi: int, b: BlockInfo) -> tuple:
+def _media(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """Captions, galleries, photo credits."""
     anc = b.ancestors
     h, nh = pg.hints[bi]
@@ -467,7 +311,7 @@ def _media(pg: _Page, bi: int, b: BlockInfo) -> tuple:
 
 
 @_features("entropy", "sent_rec", "sent_rec2")
-def _site_sentence(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
+def _site_sentence(pg: PageContext, b: BlockInfo, s: SentenceInfo) -> tuple:
     """Site recurrence of the sentence itself (informative sentences); sent_rec is
     measured against the cohort later (_add_cohort)."""
     view = pg.view
@@ -478,7 +322,7 @@ def _site_sentence(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
 
 
 @_features("log_sent_words", "stop_ratio", "ends_punct", "dup_in_page")
-def _sentence_shape(pg: _Page, b: BlockInfo, s: SentenceInfo) -> tuple:
+def _sentence_shape(pg: PageContext, b: BlockInfo, s: SentenceInfo) -> tuple:
     """Whether the sentence reads as prose, and whether the page repeats it."""
     return (
         math.log1p(s.n_words),
@@ -530,7 +374,7 @@ def sentence_features(
     FEATURE_NAMES order: the page's groups run once, the path groups once per style path,
     each block's groups once per block, each sentence's groups once per sentence, and the
     cohort once the page's rows are all known."""
-    pg = _Page(view, pa, in_cetd)
+    pg = PageContext(view, pa, in_cetd)
     page_values: tuple = ()
     for page_group in _PAGE_GROUPS:
         page_values += page_group(pg)
@@ -561,7 +405,7 @@ def sentence_features(
 
 def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
     """Everything the path groups read of a block (``hints``: its names as the page
-    reads them, see _local_hints): blocks with equal keys get equal values from them."""
+    reads them, see local_hints): blocks with equal keys get equal values from them."""
     return b.key, b.tag, b.ancestors, hints
 
 
@@ -583,59 +427,6 @@ def _add_cohort(rows: list) -> None:
             f[_REC] = min(1.0, f[_REC] / cohort)
             f[_NODE_RATE] = f[_NODE_RATE] / cohort
         f[_COHORT] = cohort
-
-
-#: a container holding at least this share of the page's text is page-wide
-PAGE_WIDE_SHARE = 0.5
-_NEGATIVE_HINTS = HINT_BOILER | HINT_COMMENT
-
-
-def _local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int]]:
-    """Per block, the hint bits of its containers (any ancestor, and its element with the
-    two above it), where a page-wide container (holding PAGE_WIDE_SHARE of the page's
-    text) says nothing of boilerplate or comments: CMSs name the BODY or the page's
-    wrapper after what the page has somewhere ("single-post sidebar comments-open"), and
-    such a name would mark the article itself."""
-    root = pa.page.root
-    floor = PAGE_WIDE_SHARE * total
-
-    owned: dict = {}
-
-    def own(el: etree._Element) -> int:
-        bits = owned.get(el)
-        if bits is None:
-            bits = class_hints(el)
-            if bits & _NEGATIVE_HINTS:
-                a = agg.get(el)
-                if el is root or (a is not None and total and a[0] >= floor):
-                    bits &= ~_NEGATIVE_HINTS
-            owned[el] = bits
-        return bits
-
-    memo: dict = {}  # element -> bits of it and all its ancestors
-
-    def path_bits(el: etree._Element) -> int:
-        chain = []
-        while el is not None and el not in memo:
-            chain.append(el)
-            el = el.getparent()
-        bits = memo.get(el, 0) if el is not None else 0
-        for e in reversed(chain):
-            bits |= own(e)
-            memo[e] = bits
-        return bits
-
-    out = []
-    for b in pa.blocks:
-        el = b.block.element
-        near, e = 0, el
-        for _ in range(3):  # the block's element and the two above it, BODY excluded
-            if e is None or e is root:
-                break
-            near |= own(e)
-            e = e.getparent()
-        out.append((path_bits(el), near))
-    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,233 @@
+"""What the default method's feature groups read of a whole page, computed once per
+page: the page's blocks summed into every container (characters, template characters,
+link characters), its main, wide and prose containers, the names of its containers as
+the page reads them, and the runs of like siblings. Every aggregate here is linear in
+the page; the feature groups (:mod:`.hybrid`) read it per block and per sentence.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Optional
+
+from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
+from sst_cleaner.engine.methods.sitestats.site_stats import (
+    HINT_BOILER,
+    HINT_COMMENT,
+    PageAnalysis,
+    PageView,
+    class_hints,
+)
+
+if TYPE_CHECKING:
+    from lxml import etree
+
+
+class PageContext:
+    """What the feature groups need to know about the whole page, computed once per page
+    (every aggregate over the DOM here is linear in the page; the groups that read it run
+    per block or per sentence)."""
+
+    def __init__(self, view: Optional[PageView], pa: PageAnalysis, in_cetd: set):
+        # kept whole: one pass over the page's blocks and elements whose results the
+        # following steps read, in this order
+        self.view = view
+        self.pa = pa
+        self.n_other = n_other = view.n_other if view is not None else 0
+        #: the site has other pages to compare with (else the site features are neutral)
+        self.judged = view is not None and n_other > 0
+        self.nb = max(1, len(pa.blocks) - 1)
+        self.in_cetd = in_cetd
+        self.cetd_top: frozenset = getattr(in_cetd, "top", frozenset())
+        # per block: chars, template chars (sentences on >= 2 other pages), link chars;
+        # summed into every ancestor so each container knows what it holds. Summed in one
+        # pass children-before-parents (reverse document order), so the cost is linear in
+        # the elements however deep the page is.
+        agg: dict = {}
+        btmpl: list[float] = []
+        total = tmpl_total = 0
+        for b in pa.blocks:
+            blk = b.block
+            n = len(blk.text)
+            t = 0
+            if view is not None and n_other > 0:
+                t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
+            t = min(t, n)
+            btmpl.append(t / max(1, n))
+            total += n
+            tmpl_total += t
+            agg[blk.element] = [n, t, blk.link_chars]
+        for el in reversed(list(pa.page.root.iter())):
+            a = agg.get(el)
+            if a is None:
+                continue
+            parent = el.getparent()
+            if parent is None:
+                continue
+            pa_ = agg.get(parent)
+            if pa_ is None:
+                agg[parent] = list(a)
+            else:
+                pa_[0] += a[0]
+                pa_[1] += a[1]
+                pa_[2] += a[2]
+        self.agg = agg
+        self.btmpl = btmpl  # per block: share of its text that is template
+        self.hints = local_hints(pa, agg, total)  # per block: (hint bits, near bits)
+        self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
+        self._records: dict = {}  # element -> records_above(element)
+        self.page_tmpl = tmpl_total / max(1, total)
+        # The main container: walking down from the root, the child that holds at least
+        # half of the page's non-template text, as deep as such a child exists. What lies
+        # inside it is the page's own matter even where its words recur (a byline inside
+        # the article); what lies outside it rarely is. The wide main container holds nine
+        # tenths of it: on a reference manual, where the listings every page shares
+        # (inherited methods, trait implementations) sit beside the page's own
+        # description, it is the content area those listings belong to.
+        root = pa.page.root
+        content_total = total - tmpl_total
+        main = deepest_holding(root, agg, content_total, 0.5)
+        wide = deepest_holding(root, agg, content_total, 0.9)
+        wide_agg = agg.get(wide, (0, 0, 0))
+        self.wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
+        self.in_wide_set = set(wide.iter()) if wide is not root else None  # None: everything
+        main_agg = agg.get(main, (0, 0, 0))
+        self.main_tmpl = main_agg[1] / max(1, main_agg[0])
+        self.in_main_set = set(main.iter()) if main is not root else None
+
+        top, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
+        self.in_top_set = in_top_set = set(top.iter()) if top is not None else set()
+        self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
+        self.log_page_chars = math.log1p(content_total)
+        page_counts: dict = {}
+        code_chars = link_total = 0
+        for b in pa.blocks:
+            for s in b.sentences:
+                page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
+            link_total += b.block.link_chars
+            if (
+                b.tag in ("pre", "code", "td", "th")
+                or "pre" in b.ancestors
+                or "code" in b.ancestors
+                or "table" in b.ancestors
+            ):
+                code_chars += len(b.block.text)
+        self.page_counts = page_counts  # sentence hash -> occurrences on the page
+        self.page_link_share = link_total / max(1, total)
+        self.page_code_share = code_chars / max(1, total)
+        self._above: dict = {}
+
+    def like_siblings(self, parent: etree._Element, el: etree._Element) -> tuple[int, float]:
+        """(how many children of ``parent`` share ``el``'s tag and class, their mean
+        text in characters), each parent's children counted once."""
+        kinds = self._kinds.get(parent)
+        if kinds is None:
+            kinds = {}
+            agg = self.agg
+            for ch in parent:
+                if not isinstance(ch.tag, str):
+                    continue
+                k = (ch.tag, ch.get("class"))
+                acc = kinds.setdefault(k, [0, 0])
+                acc[0] += 1
+                acc[1] += agg.get(ch, (0,))[0]
+            self._kinds[parent] = kinds
+        acc = kinds.get((el.tag, el.get("class")), [1, 0])
+        return acc[0], acc[1] / max(1, acc[0])
+
+    def records_above(self, el: etree._Element) -> tuple[int, float]:
+        """The most like siblings (and their mean text) of ``el`` or its parent, the
+        nearer level winning ties; kept per element."""
+        got = self._records.get(el)
+        if got is None:
+            best_n, best_chars = 0, 0.0
+            at = el
+            for _ in range(2):
+                parent = at.getparent()
+                if parent is None:
+                    break
+                n, chars = self.like_siblings(parent, at)
+                if n > best_n:
+                    best_n, best_chars = n, chars
+                at = parent
+            got = self._records[el] = (best_n, best_chars)
+        return got
+
+    def above(self, el: etree._Element) -> tuple:
+        """(log chars, template share, link share) of the containers 1, 2 and 3 levels
+        above ``el`` (above the root, the root again).
+
+        Kept per first container: the blocks of a list or a table share it, and what
+        lies above it is the same for all of them."""
+        p = el.getparent()
+        first = p if p is not None else el
+        got = self._above.get(first)
+        if got is None:
+            got = self._above[first] = self._containers_from(first)
+        return got
+
+    def _containers_from(self, el: etree._Element) -> tuple:
+        agg = self.agg
+        out: list[float] = []
+        for level in range(3):
+            if level:
+                p = el.getparent()
+                if p is not None:
+                    el = p
+            a = agg.get(el, (0, 0, 0))
+            c = max(1, a[0])
+            out += (math.log1p(a[0]), a[1] / c, a[2] / c)
+        return tuple(out)
+
+
+#: a container holding at least this share of the page's text is page-wide
+PAGE_WIDE_SHARE = 0.5
+_NEGATIVE_HINTS = HINT_BOILER | HINT_COMMENT
+
+
+def local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int]]:
+    """Per block, the hint bits of its containers (any ancestor, and its element with the
+    two above it), where a page-wide container (holding PAGE_WIDE_SHARE of the page's
+    text) says nothing of boilerplate or comments: CMSs name the BODY or the page's
+    wrapper after what the page has somewhere ("single-post sidebar comments-open"), and
+    such a name would mark the article itself."""
+    root = pa.page.root
+    floor = PAGE_WIDE_SHARE * total
+
+    owned: dict = {}
+
+    def own(el: etree._Element) -> int:
+        bits = owned.get(el)
+        if bits is None:
+            bits = class_hints(el)
+            if bits & _NEGATIVE_HINTS:
+                a = agg.get(el)
+                if el is root or (a is not None and total and a[0] >= floor):
+                    bits &= ~_NEGATIVE_HINTS
+            owned[el] = bits
+        return bits
+
+    memo: dict = {}  # element -> bits of it and all its ancestors
+
+    def path_bits(el: etree._Element) -> int:
+        chain = []
+        while el is not None and el not in memo:
+            chain.append(el)
+            el = el.getparent()
+        bits = memo.get(el, 0) if el is not None else 0
+        for e in reversed(chain):
+            bits |= own(e)
+            memo[e] = bits
+        return bits
+
+    out = []
+    for b in pa.blocks:
+        el = b.block.element
+        near, e = 0, el
+        for _ in range(3):  # the block's element and the two above it, BODY excluded
+            if e is None or e is root:
+                break
+            near |= own(e)
+            e = e.getparent()
+        out.append((path_bits(el), near))
+    return out
