@@ -104,7 +104,7 @@ def test_feature_groups_give_every_feature_once_in_the_declared_number(fitted):
     pa = analyse_page(parse_html(site_page(100)[0]))
     impl = fitted._impl
     for view in (impl.stats.page_view(pa), None):
-        pg = hybrid._Page(view, pa, hybrid.cetd_region(pa, view))
+        pg = hybrid.PageContext(view, pa, hybrid.cetd_region(pa, view))
         for g in hybrid._PAGE_GROUPS:
             assert len(g(pg)) == len(hybrid._GROUP_NAMES[g])
         for bi, b in enumerate(pa.blocks):
