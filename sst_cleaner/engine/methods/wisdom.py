@@ -58,7 +58,7 @@ from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
-from sst_cleaner.engine._text import count_features, features
+from sst_cleaner.engine._text import BoundedMemo, count_features, features
 from sst_cleaner.engine.methods.infodiscoverer import TermEntropy, page_fallback
 
 #: characters of text taken on each side of an anchor for API ("bounded surrounding text")
@@ -79,6 +79,16 @@ def normalize_url(url: str) -> str:
     return urldefrag(url.strip())[0]
 
 
+#: the terms of a short text node, kept: a page repeats its short texts (link labels,
+#: table cells, glyphs) and a text node's terms cost more than the rest of its step
+_SHORT_TEXT = 64
+_short_text_terms = BoundedMemo(lambda text: tuple(features(text)), max_size=20_000)
+
+
+def _text_terms(text: str) -> tuple[str, ...] | list[str]:
+    return _short_text_terms[text] if len(text) <= _SHORT_TEXT else features(text)
+
+
 class InformationTree:
     _toc_kept: set  # set by WisdomMethod for link_blocks
     """Phase 1 and the ICT of one page, as flat arrays in pre-order (parents first).
@@ -89,6 +99,7 @@ class InformationTree:
     def __init__(self, page: PreparedPage, entropy: TermEntropy, page_terms: dict[str, set]):
         self.page = page
         self.href: dict[int, str] = {}
+        self._urls: dict[str, Optional[str]] = {}  # href -> page key (see _url_of)
         own, depth = self._node_information(entropy, page_terms)
         self._coverage_tree(own, depth)
 
@@ -125,10 +136,15 @@ class InformationTree:
             depth.append(depth[par] + 1 if par >= 0 else 0)
             if par >= 0:
                 self.children[par].append(i)
-            for arr in (clen, alen, api, wsum, awsum):
-                arr.append(0.0)
-            for arr in (nanchor, nterm, anterm):  # type: ignore[assignment]
-                arr.append(0)
+            # one append each, written out: this runs for every node of every page
+            clen.append(0.0)
+            alen.append(0.0)
+            api.append(0.0)
+            wsum.append(0.0)
+            awsum.append(0.0)
+            nanchor.append(0)
+            nterm.append(0)
+            anterm.append(0)
             return i
 
         anchor_terms: list[list[int]] = []  # open anchors' term ids (innermost last)
@@ -144,7 +160,7 @@ class InformationTree:
             if not t:
                 return
             i = add(TEXT, self.el[par], par, block)
-            terms = features(t)
+            terms = _text_terms(t)
             if terms:
                 # W(t) = 1 - EN(t); a term in no model page has EN 0
                 ws = 0.0
@@ -157,7 +173,7 @@ class InformationTree:
                 alen[i] = len(t)
                 awsum[i] = wsum[i]
                 anterm[i] = nterm[i]
-                anchor_terms[-1].extend(features(t))  # type: ignore[arg-type]
+                anchor_terms[-1].extend(terms)  # type: ignore[arg-type]
             else:
                 clen[i] = len(t)
 
@@ -198,13 +214,7 @@ class InformationTree:
         """API of anchor node ``i`` (0 unless it links a page of the model), its URL kept
         in ``self.href``: ``sum 1/EN(t)`` over the terms of its text and a bounded
         surrounding text that the linked page shares."""
-        href = el.get("href", "").strip()
-        url = None
-        if href and not href.lower().startswith(("javascript:", "mailto:", "tel:", "#")):
-            try:
-                url = normalize_url(urljoin(base, href))
-            except ValueError:
-                url = None
+        url = self._url_of(el.get("href", "").strip(), base)
         if not url:
             return 0.0
         self.href[i] = url
@@ -221,6 +231,20 @@ class InformationTree:
             return 0.0
         en = np.maximum(entropy.entropy_of_ids(ids), EN_FLOOR)
         return float((1.0 / en).sum())
+
+    def _url_of(self, href: str, base: str) -> Optional[str]:
+        """The page key ``href`` links to, or None; kept per href, as a page links the
+        same pages again and again (its navigation, its index)."""
+        if href in self._urls:
+            return self._urls[href]
+        url = None
+        if href and not href.lower().startswith(("javascript:", "mailto:", "tel:", "#")):
+            try:
+                url = normalize_url(urljoin(base, href))
+            except ValueError:
+                url = None
+        self._urls[href] = url
+        return url
 
     # -- phase 2 (3.2): the information coverage tree ----------------------------------
     def _coverage_tree(self, own: list[list], depth: list[int]) -> None:

@@ -238,6 +238,32 @@ def _leaf_content(text: str, refs: Iterable[etree._Element], content: bool) -> t
     return feats, has_text or bool(feats)
 
 
+#: the content of a short childless element, kept by what decides it (its text, and its
+#: link or image): a page repeats such leaves (menu links, cells, glyphs) by the
+#: hundred, and counting their features anew was most of the cost of building the tree
+_CACHED_LEAF_CHARS = 64
+_leaf_cache: dict[tuple, tuple[dict, bool]] = {}
+
+
+def _element_leaf_content(el: etree._Element, text: str, content: bool) -> tuple[Counter, bool]:
+    """:func:`_leaf_content` of one childless element (a fresh Counter every time: a
+    page tree's leaves are merged into, never shared)."""
+    if not content or len(text) > _CACHED_LEAF_CHARS:
+        return _leaf_content(text, (el,), content)
+    tag = el.tag
+    ref = el.get("href") if tag == "a" else el.get("src") if tag == "img" else None
+    key = (text, tag == "a", tag == "img", ref, REF_FEATURES)
+    hit = _leaf_cache.get(key)
+    if hit is None:
+        if len(_leaf_cache) >= 50_000:
+            _leaf_cache.clear()
+        feats, nonempty = _leaf_content(text, (el,), True)
+        hit = _leaf_cache[key] = (dict(feats), nonempty)
+    out: Counter = Counter()
+    dict.update(out, hit[0])  # the same counts in the same order, without Counter's checks
+    return out, hit[1]
+
+
 def build_page_tree(root: etree._Element, content: bool = True, principal: bool = False) -> PageNode:
     """The page style tree of the subtree under ``root`` (normally BODY), below a virtual
     root. One iterative post-order walk (``etree.iterwalk``), so depth does not matter;
@@ -293,7 +319,7 @@ def _make_node(
     key = element_key(el, principal)
     if not has_child:
         # an actual leaf tag: its text, link target or image is its content
-        feats, nonempty = _leaf_content(text or "", (el,), content)
+        feats, nonempty = _element_leaf_content(el, text or "", content)
         if not nonempty:
             return None
         return PageNode(key, tag, feats=feats, tops=[el], actual=True)
