@@ -123,6 +123,27 @@ def test_teaser_whose_headline_recurs_on_the_site_keeps_its_link():
         assert len(others) == 5 and not others & kept
 
 
+def test_a_page_with_nothing_informative_keeps_its_links():
+    """Once the model has learnt the site's listings and articles, every teaser of a
+    listing recurs (headline on the home page and in "most read", summary on the article),
+    and the whole listing is judged template: the model cannot tell its links apart, and
+    dropping them all would leave the articles listed only there unreached."""
+    from sst_cleaner.tools.demo.site import DemoSite
+
+    site, base = DemoSite(seed=11, n_articles=60, per_listing=4), "http://127.0.0.1:8000"
+    pages = [p for p in site.paths if site.page(p)]
+    model = SiteCleaner(method="wisdom").fit([(base + p, site.page(p)) for p in pages])
+    lx = InformativeLinkExtractor(models={"127.0.0.1": model})
+    path = "/section/economy/"
+    html = site.page(path)
+    assert all(b.label == "noise" for b in model.clean(html, url=base + path).blocks)
+    response = HtmlResponse(url=base + path, body=html.encode("utf-8"), encoding="utf-8")
+    teasers = set(response.css("main section div h2 a::attr(href)").getall())
+    kept = {link.url[len(base) :] for link in lx.extract_links(response)}
+    assert teasers and teasers <= kept
+    assert lx.stats["pages_with_model"] == 0  # counted as a page the model could not filter
+
+
 class _RecordingLock:
     """A real lock that records that it was held while the model was used."""
 

@@ -29,6 +29,11 @@ union of:
   words at the same place on every listing page), so the methods call it noise; but
   without it a crawl that drops menus reaches only the first page of every listing.
 
+A page on which the model finds nothing informative keeps all its links ("the model
+cannot tell"): a listing, once the model has learnt the site's other listings and
+articles, is template from top to bottom (every teaser's headline and first sentence
+recur), and dropping all its links would leave the articles it alone lists unreached.
+
 Reaching sections: menus are noise, so a section linked *only* from the menu is reached
 while the model's sample is crawled (every link is followed then), not afterwards.
 
@@ -244,12 +249,17 @@ class InformativeLinkExtractor(LinkExtractor):
     def informative_urls(self, response, cleaner, lock: Any = None) -> Optional[dict]:
         """Normalised URLs of the page's informative links, each with the first reason
         it is kept for: ``"link_block"``, ``"content"`` or ``"pagination"`` (None: the
-        model cannot tell, e.g. a page without any text block)."""
+        model cannot tell: a page on which nothing is informative)."""
         base = get_base_url(response)
         page = parse_html(response.text, url=base)
         with lock if lock is not None else contextlib.nullcontext():
             result = cleaner.clean(page)
-        if not result.blocks and not result.link_blocks:
+        if not any(b.label != NOISE for b in result.blocks):
+            # nothing on the page is informative: a listing once the model has learnt
+            # the site's other listings (every teaser's headline and first sentence
+            # recur), or a page unlike the sample. The model cannot tell its links
+            # apart, and dropping them all would cut the crawl off whatever the page
+            # alone leads to.
             return None
         out: dict = {}
         for blk in result.link_blocks:
