@@ -485,9 +485,16 @@ class HybridMethod(SiteStatsModel):
 
     def _judge(self, pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict]) -> tuple[list, Any]:
         """(rows, the scorer's probabilities) of the page's sentences, judged with
-        ``view``, or alone when it is None; ``plain``: see :func:`cetd_region`."""
+        ``view``, or alone when it is None; ``plain``: the dict kept across the calls for
+        one page (see :func:`cetd_region`), which also keeps the judgement alone: the
+        cohort's blend and the nearly-empty check both ask for it."""
+        if view is None and plain is not None and "alone" in plain:
+            return plain["alone"]
         rows = sentence_features(view, pa, cetd_region(pa, view, plain))
-        return rows, self._scorers.predict(rows, view is None) if rows else []
+        judged = rows, self._scorers.predict(rows, view is None) if rows else []
+        if view is None and plain is not None:
+            plain["alone"] = judged
+        return judged
 
     def _score(self, pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict] = None) -> tuple[list, list]:
         """(rows, probabilities) of the page's sentences, judged with ``view`` (None, or
