@@ -338,6 +338,14 @@ def comment_prose(X) -> np.ndarray:
     )
 
 
+def recurring_boilerplate(X) -> np.ndarray:
+    """Rows the method's boilerplate rule matches: a sentence on >= 2 other pages in a
+    wholly template node whose container is named as boilerplate (see
+    hybrid._recurring_boilerplate)."""
+    col = FEATURE_NAMES.index
+    return (X[:, col("hint_boiler")] > 0.5) & (X[:, col("sent_rec2")] > 0.5) & (X[:, col("node_share")] >= 0.99)
+
+
 def nearly_empty_fallback(p, rows, partner, th: float, share: float, factor: float) -> np.ndarray:
     """Site rows' verdicts with the method's nearly-empty rule: a page whose site verdict
     keeps fewer than 10 words, or less than ``share`` of the page's words, takes the page
@@ -374,7 +382,7 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
     if args.comment_rule:
         q[(X[:, col("hint_comment")] > 0.5) & (X[:, col("in_top")] < 0.5)] = 0.0
     if args.boiler_rule:
-        boiler = (X[:, col("hint_boiler")] > 0.5) & (X[:, col("sent_rec2")] > 0.5) & (X[:, col("node_share")] >= 0.99)
+        boiler = recurring_boilerplate(X)
         q[boiler & ~rows["is_page"]] = 0.0
     keep = q >= args.threshold
     if args.rescue:
@@ -404,7 +412,7 @@ def report_variants(label: str, p, rows, shown, args) -> None:
     if args.boiler_rule:
         col = FEATURE_NAMES.index
         X = rows["X"]
-        boiler = (X[:, col("hint_boiler")] > 0.5) & (X[:, col("sent_rec2")] > 0.5) & (X[:, col("node_share")] >= 0.99)
+        boiler = recurring_boilerplate(X)
         base = p >= args.threshold
         if args.comment_rule:
             prose = comment_prose(X) & (X[:, col("in_top")] < 0.5)
