@@ -391,3 +391,45 @@ def test_a_run_of_short_like_siblings_is_told_from_an_article_s_paragraphs():
     assert teaser["sib_log_chars"] < math.log1p(40) < math.log1p(200) < article["sib_log_chars"]
     alone = _hint_row(SiteCleaner(), html, "premium subscription")  # the ad: one of its kind
     assert alone["log_same_sibs"] == pytest.approx(math.log1p(1))
+
+
+def _reference_page(seed: int) -> tuple[str, list[str]]:
+    """A generated API reference page: a sidebar of member links, the type's long
+    description in a ``div.docblock``, then each member's signature and a short
+    description of its own in a ``div.docblock`` of the same kind."""
+    rng = random.Random(seed)
+    members = [f"member_{seed}_{k}" for k in range(6)]
+    intro = prose(rng, 4)
+    own = [f"The {m} call " + prose(rng, 1)[0] for m in members]
+    side = "".join(f'<li><a href="#{m}">{m}</a></li>' for m in members)
+    body = "".join(
+        f'<section class="method"><h4 class="code-header">fn {m}(&amp;self) -&gt; usize</h4>'
+        f'<div class="docblock"><p>{d}</p></div></section>'
+        for m, d in zip(members, own)
+    )
+    html = (
+        f'<html><body><nav class="sidebar"><h2>Methods</h2><ul>{side}</ul></nav>'
+        f'<section id="main-content"><h1>Struct Widget{seed}</h1>'
+        f'<details class="top-doc"><div class="docblock">{"".join(f"<p>{p}</p>" for p in intro)}</div></details>'
+        f"<h2>Implementations</h2>{body}</section></body></html>"
+    )
+    return html, intro + own
+
+
+def test_the_members_of_a_reference_page_are_read_with_its_description():
+    # each member's description sits in a container of the kind the page's best prose
+    # container is; the sidebar's links to the members are not among them
+    html, texts = _reference_page(1)
+    cleaner = SiteCleaner()
+    member = _hint_row(cleaner, html, texts[-1][:30])
+    assert member["in_top"] == 1.0 and member["top_ratio"] == 1.0
+    assert _hint_row(cleaner, html, "member_1_3")["in_top"] == 0.0  # the sidebar link
+    text = cleaner.clean(html).text
+    assert sum(1 for t in texts if t in text) == len(texts), text
+
+
+def test_a_prose_container_without_a_class_has_no_kin():
+    html, texts = _reference_page(2)
+    html = html.replace('class="docblock"', "")
+    member = _hint_row(SiteCleaner(), html, texts[-1][:30])
+    assert member["in_top"] == 0.0

@@ -95,8 +95,8 @@ class PageContext:
         self.main_tmpl = main_agg[1] / max(1, main_agg[0])
         self.in_main_set = set(main.iter()) if main is not root else None
 
-        top, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
-        self.in_top_set = in_top_set = set(top.iter()) if top is not None else set()
+        tops, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
+        self.in_top_set = in_top_set = {el for top in tops for el in top.iter()}
         self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
         self.log_page_chars = math.log1p(content_total)
         page_counts: dict = {}

@@ -36,7 +36,7 @@ def deepest_holding(root: etree._Element, agg: dict, content_total: int, share: 
 
 def prose_container(
     pa: PageAnalysis, agg: dict, btmpl: list, content_total: int, hints: list
-) -> tuple[Optional[etree._Element], Callable[[etree._Element], float], float]:
+) -> tuple[list, Callable[[etree._Element], float], float]:
     """The container a reader-view extractor would pick (Readability's scoring, on our
     blocks): every prose block of 25+ characters that is not template and not in a
     container named as comments (``hints``: per block, the HINT_* bits of its names as
@@ -44,8 +44,9 @@ def prose_container(
     + a point per 100 characters (at most 3), given whole to its parent and half to its
     grandparent; a container's score is scaled by its share of non-link text.
 
-    Returns (the best container or None, block element -> best score among its three
-    nearest containers / the best score, the best container's share of the page's
+    Returns (the best container followed by its kin (``_kin``), empty if none; block
+    element -> best score among its three nearest containers / the best score, a kin
+    container counting as the best; the best container's share of the page's
     non-template text)."""
     score: dict = {}
     for b, t, (h, _near) in zip(pa.blocks, btmpl, hints):
@@ -72,8 +73,11 @@ def prose_container(
         if s > best_s:
             best, best_s = el, s
     if best is None:
-        return None, lambda el: 0.0, 0.0
+        return [], lambda el: 0.0, 0.0
 
+    kin = _kin(best, final)
+    for el in kin:  # a member's description ranks with the best one's
+        final[el] = best_s
     by_parent: dict = {}  # the blocks of one container share their three nearest
 
     def ratio(el: etree._Element) -> float:
@@ -84,7 +88,18 @@ def prose_container(
         return got
 
     a = agg[best]
-    return best, ratio, (a[0] - a[1]) / max(1, content_total)
+    return [best] + kin, ratio, (a[0] - a[1]) / max(1, content_total)
+
+
+def _kin(best: etree._Element, final: dict) -> list:
+    """The other prose containers of the best one's tag and class: a reference page
+    writes each member's description in its own container of one kind (rustdoc's
+    ``div.docblock``, javadoc's ``div.block``, Sphinx's nested ``div.section``), and
+    the best of them alone is one member's. A container without a class has no kin."""
+    cls = best.get("class")
+    if not cls:
+        return []
+    return [el for el in final if el is not best and el.tag == best.tag and el.get("class") == cls]
 
 
 def _nearest_best(el: Optional[etree._Element], final: dict) -> float:
