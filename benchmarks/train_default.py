@@ -127,15 +127,19 @@ def feature_version() -> str:
     # the whole module: the features are computed by many small groups and page helpers
     h.update(inspect.getsource(hybrid).encode())
     h.update(repr(FEATURE_NAMES).encode())
-    from sst_cleaner.engine import _dom, _segment, _text
+    from sst_cleaner.engine import _dom
     from sst_cleaner.engine.methods import cetd
     from sst_cleaner.engine.methods.sitestats import site_stats
 
     # and every module of the method's package (page context, regions, scorer) beside
-    # those the pages go through first
-    folder = os.path.dirname(os.path.abspath(site_stats.__file__))
-    package = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
-    for path in package + [m.__file__ for m in (_segment, cetd, _text, _dom)]:
+    # those the pages go through first (every module of the engine's own folder: page
+    # preparation, segmenting, text)
+    def modules(folder: str) -> list[str]:
+        return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+
+    engine = modules(os.path.dirname(os.path.abspath(_dom.__file__)))
+    package = modules(os.path.dirname(os.path.abspath(site_stats.__file__)))
+    for path in package + engine + [cetd.__file__]:
         with open(path, "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()[:12]

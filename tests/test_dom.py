@@ -116,3 +116,19 @@ def test_empty_and_non_html_input_give_an_empty_body():
         page = parse_html(html)
         assert page.root.tag == "body"
         assert element_text(page.root) == ""
+
+
+def test_a_document_pasted_into_the_body_does_not_end_the_page():
+    # an ad include pastes a whole document into a table cell; a browser ignores its
+    # html/head tags and lays out what follows its </body></html> in the page
+    ad = (
+        "<table><tr><td><html><head><title>banner</title></head>"
+        "<body><a href='/ad'>Buy now</a></body></html></td></tr></table>"
+    )
+    html = (
+        "<html><head><title>Story</title></head><body><div>Section</div>"
+        f"{ad}<p>The article starts after the banner.</p><p>And goes on.</p></body></html>"
+    )
+    page = parse_html(html)
+    assert element_text(page.root) == "Section Buy now The article starts after the banner. And goes on."
+    assert page.title == "Story"  # the page's own title, not the pasted one

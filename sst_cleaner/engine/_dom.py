@@ -27,6 +27,7 @@ from typing import AnyStr, Optional, Union
 from lxml import etree
 
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
+from sst_cleaner.engine._stray_tags import drop_stray_document_tags
 from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks
 
 #: elements whose content is never visible text. Not ``object``: what it holds besides
@@ -38,6 +39,7 @@ INVISIBLE_TAGS = (
     "noscript",
     "template",
     "head",
+    "title",  # never laid out, also where a pasted document leaves one in the body
     "iframe",
     "svg",
     "math",
@@ -448,6 +450,7 @@ def parse_html(
         n_tags = html.count("<")
         truncated = True
     html = _cap_attributes(html, attribute_cap(limits.max_attributes, n_tags))
+    html = drop_stray_document_tags(html)
     doc = None
     deep = False
     if html.strip():
