@@ -191,8 +191,16 @@ _HINT_WORDS = (
 
 
 def class_hints(el: etree._Element) -> int:
-    """HINT_* bits of the element's own class/id names."""
-    return _label_and_hints(el)[1]
+    """HINT_* bits of the element's own class/id names (the ones :func:`_label_and_hints`
+    gives, read without the element's other attributes: the page context asks this of
+    every container of every block)."""
+    cls, ident = el.get("class"), el.get("id")
+    return _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
+
+
+@lru_cache(maxsize=50_000)
+def _class_id_hints(cls: str, ident: str) -> int:
+    return _hints_of(cls, ident)
 
 
 def name_tokens(val: str) -> list[str]:
@@ -574,10 +582,15 @@ def _entropy(S: float, Q: float, own_tf: int, ln_n: float) -> float:
     the page's own ``own_tf`` occurrences taken out; clipped to [0, 1]."""
     if own_tf:
         S -= own_tf
-        Q -= own_tf * math.log(own_tf)
+        Q -= own_tf * _log(own_tf)
     if S <= 0:
         return 0.0
-    return min(1.0, max(0.0, (math.log(S) - Q / S) / ln_n))
+    h = (_log(S) - Q / S) / ln_n
+    # min(1, max(0, h)) without the two builtin calls (run per feature of every node)
+    return 1.0 if h > 1.0 else (h if h > 0.0 else 0.0)
+
+
+_log = math.log
 
 
 class PageView:
