@@ -200,6 +200,8 @@ def class_hints(el: etree._Element) -> int:
 
 @lru_cache(maxsize=50_000)
 def _class_id_hints(cls: str, ident: str) -> int:
+    # shared with _label_hints_of: the page context asks for the containers the block
+    # walk has just labelled, whose ids are often the page's own ("post-1234")
     return _hints_of(cls, ident)
 
 
@@ -226,7 +228,7 @@ def name_tokens(val: str) -> list[str]:
     return out
 
 
-def _hints_of(cls: str, ident: str) -> int:  # called from the cached _label_hints_of only
+def _hints_of(cls: str, ident: str) -> int:  # called from the cached _class_id_hints only
     tokens = name_tokens(cls)
     if not ident.isupper():  # isupper: some letter, and no lower-case one
         tokens += name_tokens(ident)
@@ -316,7 +318,7 @@ def _label_and_hints(el: etree._Element) -> tuple[str, int]:
 def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
     d = dict(raw)
     cls, ident = d.get("class"), d.get("id")
-    hints = _hints_of(cls or "", ident or "") if (cls or ident) else 0
+    hints = _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
     return _style_label(tag, raw), hints
 
 
