@@ -135,12 +135,15 @@ class PageContext:
                 a = agg.get(ch)
                 acc = kinds.get(k)
                 if acc is None:
-                    kinds[k] = [1, a[0] if a is not None else 0]
+                    acc = kinds[k] = [1, a[0] if a is not None else 0]
                 else:
                     acc[0] += 1
                     acc[1] += a[0] if a is not None else 0
+                kinds[ch] = acc  # the child's kind, found again without reading it
             self._kinds[parent] = kinds
-        acc = kinds.get((el.tag, el.get("class")), _ALONE)
+        acc = kinds.get(el)
+        if acc is None:
+            acc = kinds.get((el.tag, el.get("class")), _ALONE)
         return acc[0], acc[1] / max(1, acc[0])
 
     def records_above(self, el: etree._Element) -> tuple[int, float]:
