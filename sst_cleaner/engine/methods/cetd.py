@@ -96,9 +96,11 @@ class Densities:
         LT: list[int],
         runs: list,
         ignored: Iterable[int] = (),
+        index: Optional[dict] = None,
     ) -> None:
         self.elements: list = elements
-        self.index: dict = {el: i for i, el in enumerate(elements)}
+        #: (``index``: the same map, when the walk that made ``elements`` made it already)
+        self.index: dict = index if index is not None else {el: i for i, el in enumerate(elements)}
         self.parent: list[int] = parent
         self.size: list[int] = size
         self.C: list[int] = C
@@ -239,7 +241,7 @@ def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, i
     formatting inside a paragraph does not dilute its density the way the
     "highly formatted" noise the paper targets does.
     """
-    elements, parent, C, LC, runs, flags, t_step, ignored = _own_counts(root, ignore, inline_tags)
+    elements, index, parent, C, LC, runs, flags, t_step, ignored = _own_counts(root, ignore, inline_tags)
     # Descendants have larger pre-order indices than their ancestors: one backward sweep
     # folds every subtree into its parent (integer sums, so the order does not matter).
     n = len(elements)
@@ -253,16 +255,17 @@ def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, i
         LC[p] += LC[i]
         T[p] += T[i] + t_step[i]
         LT[p] += LT[i] + (flags[i] & _IN_LINK)
-    return Densities(elements, parent, size, C, T, LC, LT, runs, ignored)
+    return Densities(elements, parent, size, C, T, LC, LT, runs, ignored, index)
 
 
 _IN_LINK, _IN_IGNORED = 1, 2  # an element's context: inside a link / an ignored subtree
 
 
 def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: bool) -> tuple:
-    """The pre-order arrays of :func:`compute_densities` with every element's own text
-    and its children's tails counted in ``C``, ``LC`` and ``runs``, its context bits
-    (_IN_LINK, _IN_IGNORED, itself included) and what it adds to its parent's ``T``.
+    """The pre-order arrays of :func:`compute_densities` (and the element -> index map)
+    with every element's own text and its children's tails counted in ``C``, ``LC`` and
+    ``runs``, its context bits (_IN_LINK, _IN_IGNORED, itself included) and what it adds
+    to its parent's ``T``.
 
     A tail lies in the parent's context: a pre-order walk (no end events, whose tuples
     and stack cost more than the walk) credits it to the parent when the child is met,
@@ -327,7 +330,7 @@ def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: b
         else:
             add_lc(0)
             add_runs([n] if n else None)
-    return elements, parent, C, LC, runs, flags, t_step, ignored
+    return elements, index, parent, C, LC, runs, flags, t_step, ignored
 
 
 def comment_like(el: etree._Element) -> bool:
