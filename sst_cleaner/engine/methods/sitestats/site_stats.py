@@ -613,7 +613,7 @@ class PageView:
                 _count_elements(self._own_tf.setdefault(b.key, {}), b.text_info.feats)
         self._own_sent = {h for b in pa.blocks for h in b.text_info.hashes} if own else set()
         self._own_nodes = {b.key for b in pa.blocks} if own else set()
-        self._h_cache: dict[str, dict[str, float]] = {}
+        self._h_cache: dict[str, tuple] = {}  # node -> _node_entropies(node)
 
     def sentence_df(self, h: str) -> int:
         """Other pages on which the sentence occurs."""
@@ -646,21 +646,17 @@ class PageView:
 
         Equal to the mean of :meth:`feature_entropy` over ``s.feats``; a node's entropies
         are computed once per page (template sentences repeat the node's features) and
-        the node's look-ups are hoisted out of the loop.
+        the node's look-ups are made once per page too (see :meth:`_node_entropies`).
         """
         feats = s.feats
         if not feats:
             return 0.0
-        cache = self._h_cache.get(key)
-        if cache is None:
-            cache = self._h_cache[key] = {}
-        n = self.node_df(key)
-        sums = self.stats.node_S.get(key) if n > 1 else None
+        node = self._h_cache.get(key)
+        if node is None:
+            node = self._h_cache[key] = self._node_entropies(key)
+        cache, sums, logs, own_tf, ln_n = node
         if not sums:
             return 0.0
-        logs = self.stats.node_Q.get(key, {})
-        own_tf = self._own_tf.get(key) if self.own else None
-        ln_n = math.log(n)
         total = 0.0
         for f in feats:
             h = cache.get(f)
@@ -670,3 +666,14 @@ class PageView:
                 cache[f] = h
             total += h
         return total / len(feats)
+
+    def _node_entropies(self, key: str) -> tuple:
+        """What :meth:`sentence_entropy` reads of node ``key``: (its entropies so far by
+        feature, the sums S and Q of its features, the page's own counts, ln n); no sums
+        when the node is on at most one other page."""
+        n = self.node_df(key)
+        sums = self.stats.node_S.get(key) if n > 1 else None
+        if not sums:
+            return {}, None, None, None, 0.0
+        own_tf = self._own_tf.get(key) if self.own else None
+        return {}, sums, self.stats.node_Q.get(key, {}), own_tf, math.log(n)
