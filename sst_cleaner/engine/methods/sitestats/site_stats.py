@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 from typing import Hashable, Iterable, Optional
@@ -138,6 +138,9 @@ class PageAnalysis:
     page: PreparedPage
     blocks: list[BlockInfo]
     fingerprint: str
+    #: every element of the page's body (see :func:`text_blocks`): held while the page
+    #: is judged, so the later walks over it (CETD, the page context) find live proxies
+    elements: list = field(default_factory=list, repr=False, compare=False)
 
 
 # Words in class/id values that name what a container is, the way authors name them.
@@ -352,7 +355,8 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     paths: dict[int, tuple[str, tuple, int, int]] = {}
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
-    for blk in text_blocks(root, annotate):
+    elements: list = []
+    for blk in text_blocks(root, annotate, elements):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue
@@ -363,7 +367,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
-    return PageAnalysis(page, infos, fp)
+    return PageAnalysis(page, infos, fp, elements)
 
 
 def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
