@@ -242,14 +242,15 @@ class PreparedPage:
         hit = paths.get(el)
         if hit is not None:
             return hit
-        chain = []
+        chain = []  # (node, its parent): each parent is asked for once
         node = el
         while node is not None and node not in paths:
-            chain.append(node)
-            node = node.getparent()
+            parent = node.getparent()
+            chain.append((node, parent))
+            node = parent
         prefix = paths[node] if node is not None else ""
-        for node in reversed(chain):
-            prefix = prefix + "/" + self._step(node)
+        for node, parent in reversed(chain):
+            prefix = prefix + "/" + self._step(node, parent)
             paths[node] = prefix
         return prefix
 
@@ -270,22 +271,20 @@ class PreparedPage:
             return None
         return found[0] if found and isinstance(found[0], etree._Element) else None
 
-    def _step(self, el: etree._Element) -> str:
-        parent = el.getparent()
-        tag = el.tag
+    def _step(self, el: etree._Element, parent: Optional[etree._Element]) -> str:
         if parent is None:
-            return tag
+            return el.tag
         steps = self._steps.get(parent)
         if steps is None:
             # libxml2's rule: an index only if a sibling has the same name; 1-based
             steps = {}
+            kids = [(child, child.tag) for child in parent]  # ``tag`` makes a new string
             total: dict = {}
-            for child in parent:
-                if isinstance(child.tag, str):
-                    total[child.tag] = total.get(child.tag, 0) + 1
+            for _child, t in kids:
+                if isinstance(t, str):
+                    total[t] = total.get(t, 0) + 1
             seen: dict = {}
-            for child in parent:
-                t = child.tag
+            for child, t in kids:
                 if not isinstance(t, str):
                     continue
                 if total[t] > 1:

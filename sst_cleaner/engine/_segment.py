@@ -40,7 +40,9 @@ Annotate = Callable[[etree._Element, Any], Any]
 _BLOCK, _ANCHOR = 1, 2  # what an open element is, for its end event
 
 
-def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> list[TextBlock]:
+def text_blocks(
+    root: etree._Element, annotate: Optional[Annotate] = None, elements: Optional[list] = None
+) -> list[TextBlock]:
     """Cut the subtree under ``root`` into text blocks (iterative, document order).
 
     ``annotate(element, parent_state) -> state``, when given, is called in document order
@@ -50,6 +52,10 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     style path, a depth) gets it from the same walk instead of walking the tree again: on
     a typical page a walk costs as much as the work done in it. Childless inline elements
     (most links, spans, images, line breaks) are skipped: no block lies in or under them.
+
+    ``elements``, when given, gets every element below ``root`` in document order: a
+    caller that walks the page again holding them walks lxml's live element proxies
+    instead of making new ones, which costs about half as much.
     """
     # kept whole (over 60 lines): it runs per element of every page, where helper calls
     # cost measurable time
@@ -77,8 +83,11 @@ def text_blocks(root: etree._Element, annotate: Optional[Annotate] = None) -> li
     next(walk)  # root's start
     if root.text:
         cur_parts.append(root.text)
+    keep = elements.append if elements is not None else None
     for event, el in walk:
         if event == "start":
+            if keep is not None:
+                keep(el)
             tag = el.tag
             if tag in block_tags:
                 state = annotate(el, states[-1]) if annotate is not None else None

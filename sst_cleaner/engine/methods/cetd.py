@@ -28,8 +28,8 @@ from BODY down, every element whose density reaches the threshold marks the elem
 largest DensitySum in its own subtree as a content root, and its children are visited in
 turn (subtrees already marked are not visited again).
 
-Everything is computed from ONE iterative walk over the tree (``etree.iterwalk``) that
-fills flat per-element arrays in pre-order; the rest works on the arrays, so pages with
+Everything is computed from ONE iterative pre-order walk over the tree that fills
+flat per-element arrays; the rest works on the arrays, so pages with
 100,000 elements or 100,000 levels of nesting cost linear time and no Python stack.
 """
 
@@ -96,9 +96,11 @@ class Densities:
         LT: list[int],
         runs: list,
         ignored: Iterable[int] = (),
+        index: Optional[dict] = None,
     ) -> None:
         self.elements: list = elements
-        self.index: dict = {el: i for i, el in enumerate(elements)}
+        #: (``index``: the same map, when the walk that made ``elements`` made it already)
+        self.index: dict = index if index is not None else {el: i for i, el in enumerate(elements)}
         self.parent: list[int] = parent
         self.size: list[int] = size
         self.C: list[int] = C
@@ -228,7 +230,7 @@ class Densities:
 
 def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, inline_tags: bool = True) -> Densities:
     """Count ``C``, ``T``, ``LC``, ``LT`` for every element under ``root`` (usually BODY)
-    in one iterative walk, then derive TD and CTD.
+    in one pre-order walk and one backward sweep over the arrays, then derive TD and CTD.
 
     ``ignore(el) -> bool`` marks elements whose text (their whole subtree's) counts as zero
     characters, e.g. site-template nodes found by a site model: the elements stay (their
@@ -239,90 +241,96 @@ def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, i
     formatting inside a paragraph does not dilute its density the way the
     "highly formatted" noise the paper targets does.
     """
+    elements, index, parent, C, LC, runs, flags, t_step, ignored = _own_counts(root, ignore, inline_tags)
+    # Descendants have larger pre-order indices than their ancestors: one backward sweep
+    # folds every subtree into its parent (integer sums, so the order does not matter).
+    n = len(elements)
+    size = [1] * n
+    T = [0] * n
+    LT = [0] * n
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        size[p] += size[i]
+        C[p] += C[i]
+        LC[p] += LC[i]
+        T[p] += T[i] + t_step[i]
+        LT[p] += LT[i] + (flags[i] & _IN_LINK)
+    return Densities(elements, parent, size, C, T, LC, LT, runs, ignored, index)
+
+
+_IN_LINK, _IN_IGNORED = 1, 2  # an element's context: inside a link / an ignored subtree
+
+
+def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: bool) -> tuple:
+    """The pre-order arrays of :func:`compute_densities` (and the element -> index map)
+    with every element's own text and its children's tails counted in ``C``, ``LC`` and
+    ``runs``, its context bits (_IN_LINK, _IN_IGNORED, itself included) and what it adds
+    to its parent's ``T``.
+
+    A tail lies in the parent's context: a pre-order walk (no end events, whose tuples
+    and stack cost more than the walk) credits it to the parent when the child is met,
+    in document order after the parent's text and the earlier children's tails.
+    """
     # kept whole (over 60 lines): it runs per element of every page, where helper calls
     # cost measurable time
     elements: list = []
     parent: list[int] = []
-    size: list[int] = []
     C: list[int] = []
-    T: list[int] = []
     LC: list[int] = []
-    LT: list[int] = []
     runs: list = []
+    flags: list[int] = []
+    t_step: list[int] = []  # 1 if the element counts as a tag of its parent's T
     ignored: list[int] = []
-    # open elements: (index, opens a link context, opens an ignored context, in link)
-    stack: list[tuple[int, bool, bool, bool]] = []
-    link_depth = 0
-    ignore_depth = 0
+    index: dict = {}
     # (the appends are bound once: this loop runs for every element of every page)
-    add_el, add_parent, add_size = elements.append, parent.append, size.append
-    add_c, add_t, add_lc, add_lt, add_runs = C.append, T.append, LC.append, LT.append, runs.append
-    push, pop = stack.append, stack.pop
-    p = -1
-    for event, el in etree.iterwalk(root, events=("start", "end")):
+    add_el, add_parent, add_c, add_lc, add_runs = elements.append, parent.append, C.append, LC.append, runs.append
+    add_flags, add_t_step, index_of = flags.append, t_step.append, index.__getitem__
+    for el in root.iter():
         tag = el.tag
         if not isinstance(tag, str):
             continue  # comments / PIs are gone after parse_html; stay safe if they are not
-        if event == "start":
-            i = len(elements)
-            add_el(el)
-            add_parent(p)
-            add_size(1)
-            add_t(0)
-            add_lt(0)
-            is_link = tag in LINK_TAGS
-            if is_link:
-                link_depth += 1
-            is_ignored = False
-            if ignore is not None and ignore_depth == 0 and ignore(el):
-                is_ignored = True
-                ignore_depth = 1
-                ignored.append(i)
-            push((i, is_link, is_ignored, link_depth > 0))
-            p = i
-            text = el.text
+        i = len(elements)
+        index[el] = i
+        add_el(el)
+        if i:
+            p = index_of(el.getparent())
+            f = flags[p]
+            tail = el.tail
             # characters of a text node: whitespace collapsed and trimmed, as the paper
             # counts (Example 3.2: "Though the value of the company was" is 35)
-            n = len(" ".join(text.split())) if text and not ignore_depth else 0
-            add_c(n)
-            if n and link_depth:
-                add_lc(n)
-                add_runs([-n])
-            else:
-                add_lc(0)
-                add_runs([n] if n else None)
-            continue
-        # end: children are done; fold this element into its parent
-        i, is_link, is_ignored, in_link = pop()
-        if is_link:
-            link_depth -= 1
-        if is_ignored:
-            ignore_depth = 0
-        if not stack:
-            break  # the root: its tail is outside the subtree
-        p = stack[-1][0]
-        size[p] += size[i]
-        T[p] += T[i] + (1 if inline_tags or in_link or tag in BLOCK_TAGS else 0)
-        LT[p] += LT[i] + (1 if in_link else 0)
-        tail = el.tail
-        n = len(" ".join(tail.split())) if tail and not ignore_depth else 0
-        if n:
-            if link_depth:
-                LC[p] += LC[i] + n
-                n = -n
-                C[p] += C[i] - n
-            else:
-                LC[p] += LC[i]
-                C[p] += C[i] + n
-            r = runs[p]
-            if r is None:
-                runs[p] = [n]
-            else:
-                r.append(n)
+            n = len(" ".join(tail.split())) if tail and not f & _IN_IGNORED else 0
+            if n:
+                if f & _IN_LINK:
+                    LC[p] += n
+                    n = -n
+                    C[p] -= n
+                else:
+                    C[p] += n
+                r = runs[p]
+                if r is None:
+                    runs[p] = [n]
+                else:
+                    r.append(n)
         else:
-            C[p] += C[i]
-            LC[p] += LC[i]
-    return Densities(elements, parent, size, C, T, LC, LT, runs, ignored)
+            p, f = -1, 0
+        add_parent(p)
+        if tag in LINK_TAGS:
+            f |= _IN_LINK
+        if ignore is not None and not f & _IN_IGNORED and ignore(el):
+            f |= _IN_IGNORED
+            ignored.append(i)
+        add_flags(f)
+        add_t_step(1 if inline_tags or f & _IN_LINK or tag in BLOCK_TAGS else 0)
+        text = el.text
+        n = len(" ".join(text.split())) if text and not f & _IN_IGNORED else 0
+        add_c(n)
+        if n and f & _IN_LINK:
+            add_lc(n)
+            add_runs([-n])
+        else:
+            add_lc(0)
+            add_runs([n] if n else None)
+    return elements, index, parent, C, LC, runs, flags, t_step, ignored
 
 
 def comment_like(el: etree._Element) -> bool:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from lxml import etree
 
 
+_ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
+
+
 class PageContext:
     """What the feature groups need to know about the whole page, computed once per page
     (every aggregate over the DOM here is linear in the page; the groups that read it run
@@ -124,15 +127,23 @@ class PageContext:
         if kinds is None:
             kinds = {}
             agg = self.agg
-            for ch in parent:
-                if not isinstance(ch.tag, str):
+            for ch in parent:  # every child of every block's container: each read once
+                tag = ch.tag
+                if not isinstance(tag, str):
                     continue
-                k = (ch.tag, ch.get("class"))
-                acc = kinds.setdefault(k, [0, 0])
-                acc[0] += 1
-                acc[1] += agg.get(ch, (0,))[0]
+                k = (tag, ch.get("class"))
+                a = agg.get(ch)
+                acc = kinds.get(k)
+                if acc is None:
+                    acc = kinds[k] = [1, a[0] if a is not None else 0]
+                else:
+                    acc[0] += 1
+                    acc[1] += a[0] if a is not None else 0
+                kinds[ch] = acc  # the child's kind, found again without reading it
             self._kinds[parent] = kinds
-        acc = kinds.get((el.tag, el.get("class")), [1, 0])
+        acc = kinds.get(el)
+        if acc is None:
+            acc = kinds.get((el.tag, el.get("class")), _ALONE)
         return acc[0], acc[1] / max(1, acc[0])
 
     def records_above(self, el: etree._Element) -> tuple[int, float]:

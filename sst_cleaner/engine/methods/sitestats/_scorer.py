@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Optional
+from itertools import chain
+from typing import TYPE_CHECKING, Optional, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,17 +122,36 @@ class TreeEnsemble:
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or not len(X):
             return np.zeros(0)
-        n, n_cols = X.shape
-        flat_x = X.ravel()
-        row_base = (np.arange(n, dtype=np.intp) * n_cols)[:, None]
-        tree_base = (np.arange(self.n_trees, dtype=np.intp) * self._stride)[None, :]
-        slot = np.zeros((n, self.n_trees), dtype=np.intp)
+        return self._walk(X.ravel(), *X.shape)
+
+    def predict_rows(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
+        """:meth:`predict` of plain rows of equal length, read into one flat array
+        without the nested-list conversion (the method scores every sentence of every
+        page)."""
+        import numpy as np
+
+        n = len(rows)
+        if not n:
+            return np.zeros(0)
+        n_cols = len(rows[0])
+        return self._walk(np.fromiter(chain.from_iterable(rows), float, n * n_cols), n, n_cols)
+
+    def _walk(self, flat_x: np.ndarray, n: int, n_cols: int) -> np.ndarray:
+        import numpy as np
+
+        k = self.n_trees
+        row_base = np.arange(0, n * n_cols, n_cols, dtype=np.intp)[:, None]
+        tree_base = np.arange(0, k * self._stride, self._stride, dtype=np.intp)
+        # ``at`` is a node's index in the flat arrays, tree_base + slot; slot -> 2 slot +
+        # 1 + right is at -> 2 at + (1 - tree_base) + right, without leaving the flat index
+        down = 1 - tree_base
+        at = np.broadcast_to(tree_base, (n, k))
         for _ in range(self.depth):
-            at = tree_base + slot
             go_right = flat_x.take(row_base + self._feature.take(at)) > self._threshold.take(at)
-            slot = 2 * slot + 1 + go_right
-        leaf_base = (np.arange(self.n_trees, dtype=np.intp) * self._n_leaves)[None, :]
-        z = self.baseline + self._leaf_value.take(leaf_base + slot - self.n_internal).sum(axis=1)
+            at = 2 * at + down + go_right
+        # the leaf of slot s of tree t sits at t * n_leaves + s - n_internal
+        leaf = at + (np.arange(k, dtype=np.intp) * (self._n_leaves - self._stride) - self.n_internal)
+        z = self.baseline + self._leaf_value.take(leaf).sum(axis=1)
         return 1.0 / (1.0 + np.exp(-z))
 
 
@@ -149,7 +169,7 @@ class Scorers:
     def predict(self, rows: list, alone: bool) -> list[float]:
         """The probability of each row, as plain floats: the method compares and sums
         them one by one, where numpy scalars are slow."""
-        return (self.page if alone else self.site).predict([r[2] for r in rows]).tolist()
+        return (self.page if alone else self.site).predict_rows([r[2] for r in rows]).tolist()
 
 
 def load_scorer(path: Optional[str] = None) -> Scorers:

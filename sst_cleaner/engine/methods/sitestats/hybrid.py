@@ -389,13 +389,17 @@ def sentence_features(
             for path_group in _PATH_GROUPS:
                 block_values += path_group(pg, bi, b)
             by_path[path] = block_values
+        # a block's and a sentence's own values are joined first: the long tuple of what
+        # they share is copied once, not once per group
+        own: tuple = ()
         for block_group in _BLOCK_GROUPS:
-            block_values += block_group(pg, bi, b)
+            own += block_group(pg, bi, b)
+        block_values += own
         for s in b.sentences:
-            values = block_values
+            own = ()
             for sentence_group in _SENTENCE_GROUPS:
-                values += sentence_group(pg, b, s)
-            values += _POST_PLACEHOLDER
+                own += sentence_group(pg, b, s)
+            values = block_values + (own + _POST_PLACEHOLDER)
             if len(values) != _N_FEATURES:  # a group gave more or fewer values than it names
                 raise RuntimeError(f"feature groups gave {len(values)} values for {_N_FEATURES} features")
             rows.append((b, s, list(in_feature_order(values))))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 from typing import Hashable, Iterable, Optional
@@ -138,6 +138,9 @@ class PageAnalysis:
     page: PreparedPage
     blocks: list[BlockInfo]
     fingerprint: str
+    #: every element of the page's body (see :func:`text_blocks`): held while the page
+    #: is judged, so the later walks over it (CETD, the page context) find live proxies
+    elements: list = field(default_factory=list, repr=False, compare=False)
 
 
 # Words in class/id values that name what a container is, the way authors name them.
@@ -191,8 +194,18 @@ _HINT_WORDS = (
 
 
 def class_hints(el: etree._Element) -> int:
-    """HINT_* bits of the element's own class/id names."""
-    return _label_and_hints(el)[1]
+    """HINT_* bits of the element's own class/id names (the ones :func:`_label_and_hints`
+    gives, read without the element's other attributes: the page context asks this of
+    every container of every block)."""
+    cls, ident = el.get("class"), el.get("id")
+    return _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
+
+
+@lru_cache(maxsize=50_000)
+def _class_id_hints(cls: str, ident: str) -> int:
+    # shared with _label_hints_of: the page context asks for the containers the block
+    # walk has just labelled, whose ids are often the page's own ("post-1234")
+    return _hints_of(cls, ident)
 
 
 def name_tokens(val: str) -> list[str]:
@@ -218,7 +231,7 @@ def name_tokens(val: str) -> list[str]:
     return out
 
 
-def _hints_of(cls: str, ident: str) -> int:  # called from the cached _label_hints_of only
+def _hints_of(cls: str, ident: str) -> int:  # called from the cached _class_id_hints only
     tokens = name_tokens(cls)
     if not ident.isupper():  # isupper: some letter, and no lower-case one
         tokens += name_tokens(ident)
@@ -308,7 +321,7 @@ def _label_and_hints(el: etree._Element) -> tuple[str, int]:
 def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
     d = dict(raw)
     cls, ident = d.get("class"), d.get("id")
-    hints = _hints_of(cls or "", ident or "") if (cls or ident) else 0
+    hints = _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
     return _style_label(tag, raw), hints
 
 
@@ -342,7 +355,8 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     paths: dict[int, tuple[str, tuple, int, int]] = {}
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
-    for blk in text_blocks(root, annotate):
+    elements: list = []
+    for blk in text_blocks(root, annotate, elements):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue
@@ -353,7 +367,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
-    return PageAnalysis(page, infos, fp)
+    return PageAnalysis(page, infos, fp, elements)
 
 
 def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
@@ -574,10 +588,15 @@ def _entropy(S: float, Q: float, own_tf: int, ln_n: float) -> float:
     the page's own ``own_tf`` occurrences taken out; clipped to [0, 1]."""
     if own_tf:
         S -= own_tf
-        Q -= own_tf * math.log(own_tf)
+        Q -= own_tf * _log(own_tf)
     if S <= 0:
         return 0.0
-    return min(1.0, max(0.0, (math.log(S) - Q / S) / ln_n))
+    h = (_log(S) - Q / S) / ln_n
+    # min(1, max(0, h)) without the two builtin calls (run per feature of every node)
+    return 1.0 if h > 1.0 else (h if h > 0.0 else 0.0)
+
+
+_log = math.log
 
 
 class PageView:
@@ -598,7 +617,7 @@ class PageView:
                 _count_elements(self._own_tf.setdefault(b.key, {}), b.text_info.feats)
         self._own_sent = {h for b in pa.blocks for h in b.text_info.hashes} if own else set()
         self._own_nodes = {b.key for b in pa.blocks} if own else set()
-        self._h_cache: dict[str, dict[str, float]] = {}
+        self._h_cache: dict[str, tuple] = {}  # node -> _node_entropies(node)
 
     def sentence_df(self, h: str) -> int:
         """Other pages on which the sentence occurs."""
@@ -631,21 +650,17 @@ class PageView:
 
         Equal to the mean of :meth:`feature_entropy` over ``s.feats``; a node's entropies
         are computed once per page (template sentences repeat the node's features) and
-        the node's look-ups are hoisted out of the loop.
+        the node's look-ups are made once per page too (see :meth:`_node_entropies`).
         """
         feats = s.feats
         if not feats:
             return 0.0
-        cache = self._h_cache.get(key)
-        if cache is None:
-            cache = self._h_cache[key] = {}
-        n = self.node_df(key)
-        sums = self.stats.node_S.get(key) if n > 1 else None
+        node = self._h_cache.get(key)
+        if node is None:
+            node = self._h_cache[key] = self._node_entropies(key)
+        cache, sums, logs, own_tf, ln_n = node
         if not sums:
             return 0.0
-        logs = self.stats.node_Q.get(key, {})
-        own_tf = self._own_tf.get(key) if self.own else None
-        ln_n = math.log(n)
         total = 0.0
         for f in feats:
             h = cache.get(f)
@@ -655,3 +670,14 @@ class PageView:
                 cache[f] = h
             total += h
         return total / len(feats)
+
+    def _node_entropies(self, key: str) -> tuple:
+        """What :meth:`sentence_entropy` reads of node ``key``: (its entropies so far by
+        feature, the sums S and Q of its features, the page's own counts, ln n); no sums
+        when the node is on at most one other page."""
+        n = self.node_df(key)
+        sums = self.stats.node_S.get(key) if n > 1 else None
+        if not sums:
+            return {}, None, None, None, 0.0
+        own_tf = self._own_tf.get(key) if self.own else None
+        return {}, sums, self.stats.node_Q.get(key, {}), own_tf, math.log(n)
