@@ -14,17 +14,20 @@ from __future__ import annotations
 import re
 
 _BODY_START = re.compile(r"<body[\s>/]", re.IGNORECASE)
+_PASTED = re.compile(r"<(?:/?head|html)[\s>/]", re.IGNORECASE)
 _STRAY = re.compile(r"</?(?:html|head)(?:\s[^<>]*)?>|</body\s*>", re.IGNORECASE)
 
 
 def drop_stray_document_tags(html: str) -> str:
     """``html`` with every ``<html>``, ``<head>``, ``</head>``, ``</body>`` and
-    ``</html>`` tag after the first ``<body>`` start tag removed (unchanged when there is
-    no ``<body>`` tag or nothing to remove)."""
+    ``</html>`` tag after the first ``<body>`` start tag removed, when a ``<html>``,
+    ``<head>`` or ``</head>`` tag follows it (unchanged otherwise, or without a
+    ``<body>`` tag)."""
     start = _BODY_START.search(html)
     if start is None:
         return html
-    rest = html[start.end() :]
-    if _STRAY.search(rest) is None:
+    # the page's own closing </body></html> are harmless alone: only a pasted document's
+    # opening tags make libxml2 go wrong, and almost no page has one
+    if _PASTED.search(html, start.end()) is None:
         return html
-    return html[: start.end()] + _STRAY.sub("", rest)
+    return html[: start.end()] + _STRAY.sub("", html[start.end() :])
