@@ -214,10 +214,60 @@ def export_hgb(model, names) -> dict:
     return {"features": list(names), "baseline": float(np.ravel(model._baseline_prediction)[0]), "trees": trees}
 
 
+#: models averaged per scorer (their log-odds), each seeing a random share of the
+#: features at every split; 1 = a single model on all features
+BAG = 1
+BAG_FEATURES = 0.7
+
+
+class Bagged:
+    """The mean log-odds of several boosted models: one exported ensemble holding every
+    model's trees, their leaf values and baselines divided by the number of models."""
+
+    def __init__(self, models: list):
+        self.models = models
+
+    def predict_proba(self, X) -> np.ndarray:
+        z = np.mean([m.decision_function(X) for m in self.models], axis=0)
+        p = 1.0 / (1.0 + np.exp(-z))
+        return np.stack([1.0 - p, p], axis=1)
+
+
 def fit_hgb(X, y, w, params):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return HistGradientBoostingClassifier(random_state=0, **params).fit(X, y, sample_weight=w)
+    if BAG <= 1:
+        return HistGradientBoostingClassifier(random_state=0, **params).fit(X, y, sample_weight=w)
+    return Bagged(
+        [
+            HistGradientBoostingClassifier(random_state=k, max_features=BAG_FEATURES, **params).fit(
+                X, y, sample_weight=w
+            )
+            for k in range(BAG)
+        ]
+    )
+
+
+def _set_shape(args) -> None:
+    """--bag, --iters and --rate into the module's settings, which the forked fold
+    workers inherit."""
+    global BAG
+    BAG = args.bag
+    for params in (HGB, PAGE_HGB):
+        if args.iters:
+            params["max_iter"] = args.iters
+        if args.rate:
+            params["learning_rate"] = args.rate
+
+
+def export_model(model, names) -> dict:
+    """A single or bagged model -> one TreeEnsemble JSON (bagged: the mean log-odds)."""
+    if not isinstance(model, Bagged):
+        return export_hgb(model, names)
+    parts = [export_hgb(m, names) for m in model.models]
+    k = len(parts)
+    trees = [dict(t, value=[v / k for v in t["value"]]) for part in parts for t in part["trees"]]
+    return {"features": list(names), "baseline": sum(p["baseline"] for p in parts) / k, "trees": trees}
 
 
 def page_weights(page_ids, w) -> np.ndarray:
@@ -509,7 +559,11 @@ def main():
         help="pages judged alone keeping < 10 words keep rows scored >= this share of the best (RESCUE_SHARE)",
     )
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
+    ap.add_argument("--bag", type=int, default=BAG, help="models averaged per scorer (feature-subsampled)")
+    ap.add_argument("--iters", type=int, default=None, help="boosting iterations per model")
+    ap.add_argument("--rate", type=float, default=None, help="learning rate per model")
     args = ap.parse_args()
+    _set_shape(args)
 
     corpora = [corpus_manifest(args.data, c)[0] for c in args.corpora.split(",")]
     rows = load_rows(args.data, args.corpora.split(","), args.cache_dir)
@@ -557,10 +611,11 @@ def main():
             "trained_on": corpora,
             "hgb": HGB,
             "page_hgb": PAGE_HGB,
+            "bag": BAG,
             "label_threshold": args.label_threshold,
             "weights": "page",
-            "stage1": export_hgb(m_site, FEATURE_NAMES),
-            "page": export_hgb(m_page, FEATURE_NAMES),
+            "stage1": export_model(m_site, FEATURE_NAMES),
+            "page": export_model(m_page, FEATURE_NAMES),
         }
         spec["balance_corpora"] = args.balance_corpora
         with open(args.out, "w", encoding="utf-8") as fh:
