@@ -392,6 +392,13 @@ def comment_prose(X) -> np.ndarray:
     )
 
 
+def main_matter(X) -> np.ndarray:
+    """Rows in the page's main container, not named as boilerplate, mostly not link text
+    (see hybrid._main_matter)."""
+    col = FEATURE_NAMES.index
+    return (X[:, col("in_main")] > 0.5) & (X[:, col("hint_boiler")] < 0.5) & (X[:, col("link_density")] < 0.5)
+
+
 def recurring_boilerplate(X) -> np.ndarray:
     """Rows the method's boilerplate rule matches: a sentence on >= 2 other pages in a
     wholly template node whose container is named as boilerplate (see
@@ -426,13 +433,18 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
     """What the method keeps, from held-out probabilities ``p``: site rows blended with
     the page scorer's verdict by the cohort's trust (--cohort-trust), the two convention
     rules (--comment-rule, --boiler-rule), and the rescue of pages judged alone that keep
-    (almost) nothing (--rescue); see hybrid.HybridMethod._score."""
+    (almost) nothing (--rescue), and the page scorer's say where the page's main container
+    recurs (--main-recurring); see hybrid.HybridMethod._score."""
     X, col = rows["X"], FEATURE_NAMES.index
-    q = p.copy()
+    has = partner >= 0
+    site_p = p.copy()
+    if args.main_recurring:
+        doubt = has & (X[:, col("main_tmpl")] >= args.main_recurring) & main_matter(X)
+        site_p[doubt] = np.maximum(p[doubt], p[partner[doubt]])
+    q = site_p.copy()
     if args.cohort_trust:
-        has = partner >= 0
         trust = np.clip(X[:, col("cohort")] / args.cohort_trust, 0.0, 1.0)
-        q[has] = trust[has] * p[has] + (1 - trust[has]) * p[partner[has]]
+        q[has] = trust[has] * site_p[has] + (1 - trust[has]) * p[partner[has]]
     if args.comment_rule:
         q[(X[:, col("hint_comment")] > 0.5) & (X[:, col("in_top")] < 0.5)] = 0.0
     if args.boiler_rule:
@@ -559,6 +571,12 @@ def main():
         help="pages judged alone keeping < 10 words keep rows scored >= this share of the best (RESCUE_SHARE)",
     )
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
+    ap.add_argument(
+        "--main-recurring",
+        type=float,
+        default=0.0,
+        help="product rules: where this share of the main container recurs, the page scorer's verdict may keep",
+    )
     ap.add_argument("--bag", type=int, default=BAG, help="models averaged per scorer (feature-subsampled)")
     ap.add_argument("--iters", type=int, default=None, help="boosting iterations per model")
     ap.add_argument("--rate", type=float, default=None, help="learning rate per model")

@@ -169,7 +169,7 @@ def test_on_a_bigger_site_one_chance_repeat_is_not_template():
     assert rows["Copyright Example Gazette Limited."]["sent_rec2"] == 1.0
 
 
-def test_a_page_the_site_model_empties_gets_the_page_level_text_and_says_so():
+def test_a_story_every_page_of_the_site_shares_is_kept():
     # six pages whose articles share their wording (a syndicated story under six URLs,
     # in a template whose chrome changes from page to page): every sentence recurs
     # site-wide, so the site's evidence would keep nothing
@@ -186,13 +186,29 @@ def test_a_page_the_site_model_empties_gets_the_page_level_text_and_says_so():
         )
     cleaner = SiteCleaner().fit(pages[1:])
     result = cleaner.clean(pages[0])
-    assert result.status == "site_empty"
-    assert result.method == "default(page-level)"
+    # the story is the page's main container and all of it recurs: the page's own
+    # verdict has its say there, and the story is kept
     assert sum(1 for p in paras if p in result.text) >= 4, result.text
+    assert result.status == "ok" and result.method == "default"
     # an ordinary page of an ordinary site is not affected
     fitted = SiteCleaner().fit([site_page(i)[0] for i in range(6)])
     normal = fitted.clean(site_page(50)[0])
     assert normal.status == "ok" and normal.method == "default"
+
+
+def test_a_site_verdict_keeping_nothing_falls_back_to_the_page_and_says_so(monkeypatch):
+    fitted = SiteCleaner().fit([site_page(i)[0] for i in range(6)])
+    html, paras = site_page(51)
+    # a site scorer keeping nothing, a page scorer keeping the article's prose
+    monkeypatch.setattr(
+        fitted._impl._scorers,
+        "predict",
+        lambda rows, alone: [1.0 if alone and len(s.text) > 60 else 0.0 for _b, s, _f in rows],
+    )
+    result = fitted.clean(html)
+    assert result.status == "site_empty"
+    assert result.method == "default(page-level)"
+    assert all(p in result.text for p in paras), result.text
 
 
 COMMENTS = [
@@ -433,3 +449,37 @@ def test_a_prose_container_without_a_class_has_no_kin():
     html = html.replace('class="docblock"', "")
     member = _hint_row(SiteCleaner(), html, texts[-1][:30])
     assert member["in_top"] == 0.0
+
+
+def _page_with_listing(i: int) -> str:
+    """A site page whose article container also holds a listing every page of the site
+    shares (a reference page's inherited members)."""
+    html, _paras = site_page(i)
+    listing = "".join(
+        f"<p>Inherited member number {k} returns the value of the widget property unchanged.</p>" for k in range(12)
+    )
+    return html.replace('<div class="share">', f'<div class="members">{listing}</div><div class="share">')
+
+
+def test_where_the_main_container_recurs_the_page_s_verdict_keeps_its_matter(monkeypatch):
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine.methods.sitestats import hybrid
+
+    cleaner = SiteCleaner().fit([_page_with_listing(i) for i in range(6)])
+    impl = cleaner._impl
+    # the site scorer drops everything, the page scorer keeps everything
+    monkeypatch.setattr(impl._scorers, "predict", lambda rows, alone: [1.0 if alone else 0.0] * len(rows))
+    pa = hybrid.analyse_page(parse_html(_page_with_listing(31)))
+    rows, probs = impl._score(pa, impl._page_view(pa))
+    f0 = dict(zip(FEATURE_NAMES, rows[0][2]))
+    assert f0["main_tmpl"] >= hybrid.MAIN_RECURRING and f0["cohort"] >= hybrid.COHORT_TRUSTED
+    verdict = {s.text: p for (_b, s, _f), p in zip(rows, probs)}
+    assert verdict["Inherited member number 3 returns the value of the widget property unchanged."] == 1.0
+    assert all(p == 0.0 for t, p in verdict.items() if "Story number" in t)  # links, outside
+    # where the main container is the page's own, the site's verdict stands alone
+    pa = hybrid.analyse_page(parse_html(site_page(32)[0]))
+    cleaner2 = SiteCleaner().fit([site_page(i)[0] for i in range(6)])
+    monkeypatch.setattr(cleaner2._impl._scorers, "predict", lambda rows, alone: [1.0 if alone else 0.0] * len(rows))
+    rows, probs = cleaner2._impl._score(pa, cleaner2._impl._page_view(pa))
+    assert dict(zip(FEATURE_NAMES, rows[0][2]))["main_tmpl"] < hybrid.MAIN_RECURRING
+    assert max(probs) == 0.0

@@ -415,6 +415,7 @@ def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
 
 _HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
 _HINT_COMMENT = _POSITION["hint_comment"]
+_IN_MAIN, _MAIN_TMPL, _LINK_DENSITY = _POSITION["in_main"], _POSITION["main_tmpl"], _POSITION["link_density"]
 
 
 def _recurring_boilerplate(f: list) -> bool:
@@ -451,6 +452,14 @@ COHORT_TRUSTED = 0.7
 #: the page alone keeps three times as much (measured on all sites with more other pages,
 #: this check cost sites-dev's site mode, so it is kept to this case)
 ONE_OTHER_SHARE = 0.1
+#: the share of the page's main container that recurs on the site from which the page
+#: scorer's verdict may keep a sentence there (see HybridMethod._with_page_verdict)
+MAIN_RECURRING = 0.3
+
+
+def _main_matter(f: list) -> bool:
+    """In the page's main container, not named as boilerplate, mostly not link text."""
+    return f[_IN_MAIN] > 0.5 and f[_HINT_BOILER] < 0.5 and f[_LINK_DENSITY] < 0.5
 
 
 def _is_comment_prose(f: list, b: BlockInfo, s: SentenceInfo) -> bool:
@@ -510,17 +519,31 @@ class HybridMethod(SiteStatsModel):
         if not rows:
             return rows, []
         if view is not None:
-            # The site's evidence is as good as the share of the site's pages that share
-            # the page's template (its cohort): below COHORT_TRUSTED the page's own
-            # verdict takes the rest of the weight.
-            trust = min(1.0, rows[0][2][_COHORT] / COHORT_TRUSTED)
-            if trust < 1.0:
-                alone = self._judge(pa, None, plain)[1]
-                probs = [trust * p + (1.0 - trust) * q for p, q in zip(probs, alone)]
+            probs = self._with_page_verdict(pa, rows, probs, plain)
         out = self._apply_rules(rows, probs, view is None)
         if view is None:
             self._rescue(rows, out)
         return rows, out
+
+    def _with_page_verdict(self, pa: PageAnalysis, rows: list, probs: Any, plain: Optional[dict]) -> Any:
+        """The site scorer's verdict where the page's own has a say. Where the site's
+        recurring text reaches into the page's main container (MAIN_RECURRING of it
+        recurs: a reference page's shared listings), a sentence there, not named as
+        boilerplate and mostly not link text, keeps the page scorer's verdict when that
+        is higher. The site's evidence is as good as the share of the site's pages that
+        share the page's template (its cohort): below COHORT_TRUSTED the page's own
+        verdict takes the rest of the weight."""
+        first = rows[0][2]
+        trust = min(1.0, first[_COHORT] / COHORT_TRUSTED)
+        doubt = first[_MAIN_TMPL] >= MAIN_RECURRING
+        if trust >= 1.0 and not doubt:
+            return probs
+        alone = self._judge(pa, None, plain)[1]
+        if doubt:
+            probs = [max(p, q) if _main_matter(f) else p for (_b, _s, f), p, q in zip(rows, probs, alone)]
+        if trust < 1.0:
+            probs = [trust * p + (1.0 - trust) * q for p, q in zip(probs, alone)]
+        return probs
 
     def _rescue(self, rows: list, probs: list) -> None:
         """A page judged alone that keeps (almost) nothing keeps, in place, what the
