@@ -32,7 +32,7 @@ from __future__ import annotations
 # _page_context).
 import math
 import operator
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
@@ -57,9 +57,6 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
     SiteStatsModel,
     analyse_page,
 )
-
-if TYPE_CHECKING:
-    pass
 
 FEATURE_NAMES = (
     "bias",
