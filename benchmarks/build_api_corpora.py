@@ -3,6 +3,15 @@
 
     python3 benchmarks/build_api_corpora.py [OUT]        # default /work/data/api-dev
     python3 benchmarks/build_api_corpora.py OUT --work DIR --keep
+    python3 benchmarks/build_api_corpora.py /work/data/api-sphinx --generators sphinx
+    python3 benchmarks/build_api_corpora.py --split-by-generator /work/data/api-dev
+
+The default build is api-dev (the gi-docgen, rustdoc and javadoc sites); the
+Sphinx sites (generator "sphinx", alias "sphinx-autodoc") are built with
+--generators sphinx.  --split-by-generator SRC builds nothing: it copies the sites
+of the built corpus SRC into one corpus per generator, PREFIX-<generator> (PREFIX
+= OUT, default SRC's folder/api: api-gidocgen, api-rustdoc, api-javadoc), each
+with its own manifest.jsonl, stats.json and README.md; SRC is only read.
 
 Standard library + lxml.  Needs apt-get (Debian 12 "bookworm" package lists),
 dpkg-deb, and cargo/rustdoc for the two rustdoc sites.  Nothing is installed: every
@@ -21,7 +30,8 @@ Layout and rules are those of docs-dev (shared/datasets/README.md, "docs-dev"):
     OUT/README.md                      what the corpus is
 
 Selection: regular .html files under the site's HTML root(s) (no symlinks), minus the
-site's skip list (index-like and generated listing pages), files over 150 KB,
+site's skip list (index-like and generated listing pages; for the Sphinx sites
+also the tables of contents, found by markup), files over 150 KB,
 meta-refresh redirects, pages with < 2048 characters of visible text and golds
 < 300 characters; more than 150 eligible: random.Random(0).sample(eligible, 150)
 (eligible in pkg_path order); ids <site>-NNNN in pkg_path order.
@@ -104,6 +114,63 @@ JAVADOC_RULE = (
     '`main[role=main]` − `div.sub-title` (the "Package x.y" breadcrumb line), '
     '`button` (summary-table tabs "All Methods / Static Methods / ...")'
 )
+
+
+SPHINX_EXCLUDE = _any(_is("a", "headerlink"), _is("span", "viewcode-link"))
+SPHINX_EXCLUDED = (
+    "`a.headerlink` (¶ permalinks of headings, definitions and, with "
+    'sphinx-paramlinks, parameters), `span.viewcode-link` ("[source]" links of '
+    "sphinx.ext.viewcode or, on the cryptography pages, linkcode's links to GitHub)"
+)
+SPHINX_RTD_CONTAINER = _is("div", itemprop="articleBody")
+SPHINX_RTD_RULE = "`div[itemprop=articleBody]` − " + SPHINX_EXCLUDED
+SPHINX_BASIC_CONTAINER = _is("div", "body", role="main")
+SPHINX_BASIC_RULE = "`div.body[role=main]` − " + SPHINX_EXCLUDED
+SPHINX_ZZZEEK_CONTAINER = _is("div", id="docs-body")
+SPHINX_ZZZEEK_RULE = "`div#docs-body` − " + SPHINX_EXCLUDED
+
+# the root pages that index the site or stand apart from its documentation
+SPHINX_ROOT_SKIP = {
+    "index.html",
+    "contents.html",
+    "genindex.html",
+    "py-modindex.html",
+    "search.html",
+    "404.html",
+    "changes.html",
+    "license.html",
+    "copyright.html",
+}
+SPHINX_SKIP_DOC = (
+    "pages with more than half of the container's text in `div.toctree-wrapper` "
+    "(a section's table of contents: skipped as `toc-page`); root "
+    "`index.html`/`contents.html` (tables of contents), `genindex.html`, "
+    "`py-modindex.html`, `search.html`, `404.html`, `changes.html` (changelog), "
+    "`license.html`, `copyright.html`; `_modules/`, `_sources/`, `_static/`, "
+    "`_images/`"
+)
+
+
+def sphinx_toc_page(cont, gold):
+    """More than half of the container's text in toctrees: a section's table of contents."""
+    toc = 0
+    for el in cont.iter(tag=etree.Element):
+        if _cls(el, "toctree-wrapper") and not any(_cls(a, "toctree-wrapper") for a in el.iterancestors()):
+            toc += len(visible_text(el, SPHINX_EXCLUDE))
+    return toc > len(gold) / 2
+
+
+def sphinx_skip(*dirs):
+    """Skip the index-like and non-documentation pages, and the top folders dirs."""
+    skip_dirs = {"_modules", "_sources", "_static", "_images", *dirs}
+
+    def skip(rel):
+        parts = rel.split("/")
+        if parts[0] in skip_dirs:
+            return True
+        return len(parts) == 1 and parts[0] in SPHINX_ROOT_SKIP
+
+    return skip
 
 
 def gidocgen_skip(rel):
@@ -232,6 +299,66 @@ SITES = [
         "exclude": JAVADOC_EXCLUDE,
         "rule": JAVADOC_RULE,
         "licence": "Apache-2.0",
+    },
+    {
+        "site": "cryptography",
+        "package": "python-cryptography-doc",
+        "generator": "sphinx",
+        "roots": ["usr/share/doc/python-cryptography-doc/html"],
+        "url": lambda rel: "https://cryptography.io/en/38.0.4/" + rel,
+        "template": (
+            "{gen} with sphinx_rtd_theme: left sidebar (project name, version, "
+            "search box, the site's whole navigation tree), breadcrumbs with "
+            '"View page source", footer with Previous/Next buttons and copyright'
+        ),
+        "skip": sphinx_skip("development"),
+        "skip_doc": SPHINX_SKIP_DOC + "; `development/` (contributors' guide and test-vector notes)",
+        "container": SPHINX_RTD_CONTAINER,
+        "exclude": SPHINX_EXCLUDE,
+        "toc_page": sphinx_toc_page,
+        "rule": SPHINX_RTD_RULE,
+        "licence": "Apache-2.0 or BSD-3-Clause",
+    },
+    {
+        "site": "werkzeug",
+        "package": "python-werkzeug-doc",
+        "generator": "sphinx",
+        "roots": ["usr/share/doc/python-werkzeug-doc/html"],
+        "url": lambda rel: "https://werkzeug.palletsprojects.com/en/2.2.x/" + rel,
+        "template": (
+            "{gen} with the Pallets theme (pallets-sphinx-themes, on Sphinx's basic "
+            "layout): top related bar (index/modules/next/previous, breadcrumb), right "
+            "sidebar (logo, the page's local TOC, previous/next chapter, quick search), "
+            "copyright footer"
+        ),
+        "skip": sphinx_skip("deployment"),
+        "skip_doc": SPHINX_SKIP_DOC + "; `deployment/` (server set-up guides)",
+        "container": SPHINX_BASIC_CONTAINER,
+        "exclude": SPHINX_EXCLUDE,
+        "toc_page": sphinx_toc_page,
+        "rule": SPHINX_BASIC_RULE,
+        "licence": "BSD-3-Clause",
+    },
+    {
+        "site": "sqlalchemy",
+        "package": "python-sqlalchemy-doc",
+        "generator": "sphinx",
+        "roots": ["usr/share/doc/python-sqlalchemy-doc/html"],
+        "url": lambda rel: "https://docs.sqlalchemy.org/en/14/" + rel,
+        "template": (
+            "{gen} with zzzeeksphinx (SQLAlchemy's theme): version header, top "
+            "navigation (breadcrumb, previous/next), left sidebar (search box, the "
+            "section's TOC with the page's own headings), bottom previous/next links, "
+            "copyright"
+        ),
+        "skip": sphinx_skip("changelog", "tutorial", "faq"),
+        "skip_doc": SPHINX_SKIP_DOC + "; `changelog/` (release and migration notes), "
+        "`tutorial/` (the unified tutorial), `faq/`",
+        "container": SPHINX_ZZZEEK_CONTAINER,
+        "exclude": SPHINX_EXCLUDE,
+        "toc_page": sphinx_toc_page,
+        "rule": SPHINX_ZZZEEK_RULE,
+        "licence": "MIT",
     },
 ]
 
@@ -406,6 +533,7 @@ def find_first(root, pred):
     return None
 
 
+PY_OBJECT = re.compile(rb'<dl class="py ')  # a Sphinx Python object description
 REFRESH = re.compile(rb"<meta[^>]+http-equiv\s*=\s*[\"']?refresh", re.I)
 
 # ---------------------------------------------------------------- packages
@@ -540,6 +668,15 @@ def rust_url(site):
     return url
 
 
+def sphinx_version(paths):
+    """ "Sphinx 5.3.0" from the "Created using Sphinx x.y.z" footer, else "Sphinx"."""
+    for p in paths:
+        m = re.search(rb"Created using\s+<a [^>]*>Sphinx</a>\s+([0-9.]+[0-9])", p.read_bytes())
+        if m:
+            return "Sphinx " + m.group(1).decode()
+    return "Sphinx"
+
+
 # ---------------------------------------------------------------- build
 
 
@@ -587,6 +724,8 @@ def build_site(site, work, out):
                     gen = "gi-docgen " + m.group(1).decode()
                     break
             site["template"] = site["template"].replace("{gen}", gen)
+        if site["generator"] == "sphinx":
+            site["template"] = site["template"].replace("{gen}", sphinx_version(candidates(roots[0][0])[:20]))
         if site["template"] is None and site["generator"] == "javadoc":
             jv = "javadoc"
             for p in candidates(roots[0][0])[:50]:
@@ -630,6 +769,8 @@ def build_site(site, work, out):
                         why = "no-container"
                     elif len(gold) < MIN_GOLD_CHARS:
                         why = "gold<300"
+                    elif site.get("toc_page") and site["toc_page"](cont, gold):
+                        why = "toc-page"
             if why:
                 skipped[why] = skipped.get(why, 0) + 1
                 continue
@@ -689,6 +830,8 @@ def build_site(site, work, out):
         "median_gold_share": round(statistics.median(shares), 3),
         "bytes_on_disk": nbytes,
     }
+    if site["generator"] == "sphinx":
+        stats["pages_with_python_objects"] = sum(1 for e in chosen if PY_OBJECT.search(e["data"]))
     if site["generator"] == "rustdoc":
         stats["crates"] = site["_info"]["crates"]
         stats["rustdoc"] = site["_info"]["rustdoc"]
@@ -696,19 +839,60 @@ def build_site(site, work, out):
     return rows, stats, shares
 
 
-def write_readme(out, stats, all_rows, all_shares):
+GENERATORS = ("gi-docgen", "rustdoc", "javadoc", "sphinx")
+DEFAULT_GENERATORS = ("gi-docgen", "rustdoc", "javadoc")  # api-dev
+GENERATOR_ALIASES = {"gidocgen": "gi-docgen", "sphinx-autodoc": "sphinx"}
+NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+# what recurs across a generator's pages inside the container (and is gold)
+GOLD_NOTES = {
+    "rustdoc": 'trait/impl listings (rustdoc\'s "Trait Implementations", "Auto Trait '
+    'Implementations", "Blanket Implementations")',
+    "gi-docgen": 'gi-docgen\'s "Methods inherited from" / "Properties inherited from" '
+    "blocks (collapsed by default in a browser, but in the markup)",
+    "javadoc": 'javadoc\'s "Methods inherited from class" lists',
+    "sphinx": 'Sphinx\'s field lists ("Parameters", "Returns", "Return type", "Raises"), '
+    'version notes ("New in version ...", in the Pallets theme inside a "Changelog" '
+    "`details` element, collapsed by default in a browser) and, on the SQLAlchemy "
+    'pages, the "Class signature" lines and the "inherited from the ... method of ..." '
+    "notes",
+}
+
+
+def _and(items):
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _shares(rows):
+    return [r["gold_tokens"] / r["page_tokens"] if r["page_tokens"] else 0.0 for r in rows]
+
+
+def write_readme(out, stats, all_rows, origin=None):
+    """OUT/README.md; origin: the corpus the sites were copied from, if any."""
+    all_shares = _shares(all_rows)
     total = sum(s["pages"] for s in stats)
+    gens = [g for g in GENERATORS if any(s["generator"] == g for s in stats)]
+    n_rust = sum(1 for s in stats if s["generator"] == "rustdoc")
+    by = f"{len(gens)} generators" if len(gens) > 1 else f"one generator ({gens[0]})"
+    built = ""
+    if n_rust:
+        built = (
+            f"; the {NUMBERS.get(n_rust, n_rust)} rustdoc sites are built"
+            if n_rust > 1
+            else "; the rustdoc site is built"
+        ) + (
+            " from the crates' sources in Debian's "
+            "`librust-*-dev` packages with `cargo doc --offline --no-deps` (optional and dev "
+            "dependencies removed from the copied Cargo.toml)"
+        )
+    copied = f"  Copied from `{origin}` (same pages and golds) with `--split-by-generator`." if origin else ""
     lines = [
-        "# api-dev (API-reference documentation sites, tool-made gold)",
+        f"# {out.name} (API-reference documentation sites, tool-made gold)",
         "",
-        f"{total} pages of {len(stats)} API-reference sites made by "
-        f"{len({s['generator'] for s in stats})} generators, taken from Debian 12 "
-        "(bookworm) packages with `apt-get download` + `dpkg-deb -x` (nothing installed); "
-        "the two rustdoc sites are built from the crates' sources in Debian's "
-        "`librust-*-dev` packages with `cargo doc --offline --no-deps` (optional and dev "
-        "dependencies removed from the copied Cargo.toml).  Built by "
+        f"{total} pages of {len(stats)} API-reference sites made by {by}, taken from "
+        "Debian 12 (bookworm) packages with `apt-get download` + `dpkg-deb -x` (nothing "
+        f"installed){built}.  Built by "
         "`benchmarks/build_api_corpora.py` of sst-cleaner; layout, selection and gold "
-        "rules are those of docs-dev (shared/datasets/README.md).",
+        f"rules are those of docs-dev (shared/datasets/README.md).{copied}",
         "",
         "**Licence.** The pages are the packages' documentation (licences per each "
         "package's `debian/copyright`, below); copied unchanged **for evaluation only**: "
@@ -734,60 +918,141 @@ def write_readme(out, stats, all_rows, all_shares):
     lines.append("Templates:")
     lines.append("")
     for s in stats:
+        objects = ""
+        if "pages_with_python_objects" in s:
+            objects = (
+                f"  Pages with a Python object description (`dl.py`: class, function, "
+                f"method, ...): {s['pages_with_python_objects']} of {s['pages']}."
+            )
         lines.append(
             f"* `{s['site']}`: {s['template']}.  Skip list: {s['skip_list']}.  "
-            f"Candidates {s['candidates']}, skipped {json.dumps(s['skipped'])}.  "
+            f"Candidates {s['candidates']}, skipped {json.dumps(s['skipped'])}.{objects}  "
             f"Licence: {s['licence']} (debian/copyright: "
             f"{', '.join(s['licences_debian_copyright'])})."
         )
+    redirects = " (rustdoc's re-export redirect pages)" if n_rust else ""
+    rust_path = "  For the rustdoc sites `pkg_path` is the path under the built `target/doc`." if n_rust else ""
+    where = "the project's or docs.rs web site" if n_rust else "the project's web site"
     lines += [
         "",
         "* **Selection.** As docs-dev: `.html` files under the HTML root (no "
         "symlinks), minus the skip lists above, files over 150 KB, meta-refresh "
-        "redirects (rustdoc's re-export redirect pages), pages with fewer than "
+        f"redirects{redirects}, pages with fewer than "
         "2048 characters of visible text, golds under 300 characters; more than "
         "150 eligible: `random.Random(0).sample` of 150 (eligible in `pkg_path` "
-        "order); ids in `pkg_path` order.  For the rustdoc sites `pkg_path` is "
-        "the path under the built `target/doc`.",
+        f"order); ids in `pkg_path` order.{rust_path}",
         "* **Gold.** The visible text of the first element matching the container, "
         "minus the exclusions and `script`/`style`/`noscript`/`template`, one line per "
         "block element (each line of a `pre` a line, `<br>` a break), whitespace "
-        "collapsed.  Parsed with lxml (libxml2's HTML parser).  Signatures, "
-        'trait/impl listings (rustdoc\'s "Trait Implementations", "Auto Trait '
-        'Implementations", "Blanket Implementations"), gi-docgen\'s "Methods '
-        'inherited from" / "Properties inherited from" blocks (collapsed by '
-        "default in a browser, but in the markup) and javadoc's \"Methods inherited "
-        'from class" lists are inside the containers and are gold: they repeat '
+        "collapsed.  Parsed with lxml (libxml2's HTML parser).  "
+        + _and(["Signatures"] + [GOLD_NOTES[g] for g in ("rustdoc", "gi-docgen", "javadoc", "sphinx") if g in gens])
+        + " are inside the containers and are gold: they repeat "
         "across the pages of a site but are each page's own API reference.",
         "* **What it tests.** Like docs-dev, little boilerplate outside the "
         "container (sidebars and navigation bars), but a lot of text that recurs "
         "inside it across pages of one template.",
-        "* **url** is indicative (where the page lives on the project's or docs.rs "
-        "web site; versions may differ there).",
+        f"* **url** is indicative (where the page lives on {where}; versions may differ there).",
         "",
     ]
     (out / "README.md").write_text("\n".join(lines))
 
 
+def write_corpus(out, rows, stats, origin=None):
+    """OUT/manifest.jsonl (html/gold relative to OUT), stats.json, README.md."""
+    with open(out / "manifest.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    (out / "stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
+    write_readme(out, stats, rows, origin)
+    h = hashlib.sha256((out / "manifest.jsonl").read_bytes()).hexdigest()[:16]
+    print(f"{len(rows)} pages -> {out} (manifest sha256 {h})", file=sys.stderr)
+
+
+def _generators(spec):
+    want = set()
+    for g in spec.split(","):
+        g = GENERATOR_ALIASES.get(g.strip(), g.strip())
+        if g not in GENERATORS:
+            raise SystemExit(f"unknown generator {g!r} (one of {', '.join(GENERATORS)})")
+        want.add(g)
+    return want
+
+
+def split_by_generator(src, prefix=None):
+    """Copy the sites of the built corpus src into one corpus per generator.
+
+    The folders are PREFIX-<generator> (letters and digits only: api-gidocgen),
+    PREFIX defaulting to src's folder/api; src is only read.
+    """
+    src = Path(src).resolve()
+    stats = json.loads((src / "stats.json").read_text())
+    rows = [json.loads(line) for line in (src / "manifest.jsonl").read_text().splitlines() if line.strip()]
+    prefix = Path(prefix) if prefix else src.parent / "api"
+    gens = list(dict.fromkeys(s["generator"] for s in stats))
+    outs = []
+    for gen in gens:
+        dest = Path(f"{prefix}-{re.sub('[^a-z0-9]', '', gen.lower())}").resolve()
+        if dest == src or dest in src.parents or src in dest.parents:
+            raise SystemExit(f"{dest}: would overwrite {src}")
+        sub = [s for s in stats if s["generator"] == gen]
+        names = {s["site"] for s in sub}
+        sub_rows = [r for r in rows if r["site"] in names]
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        for s in sub:
+            shutil.copytree(src / s["site"], dest / s["site"])
+        for r in sub_rows:
+            for key in ("html", "gold"):
+                if not (dest / r[key]).is_file():
+                    raise SystemExit(f"{dest / r[key]}: missing")
+        write_corpus(dest, sub_rows, sub, origin=src.name)
+        outs.append(dest)
+    return outs
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", nargs="?", default="/work/data/api-dev")
+    ap.add_argument(
+        "out",
+        nargs="?",
+        help="output folder (default /work/data/api-dev); with --split-by-generator "
+        "the folders' prefix (default SRC's folder/api: api-gidocgen, api-rustdoc, ...)",
+    )
     ap.add_argument("--work", help="work folder (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--sites", help="comma-separated subset of site names")
+    ap.add_argument(
+        "--generators",
+        help=f"comma-separated generators ({', '.join(GENERATORS)}; sphinx-autodoc = sphinx); "
+        f"default {', '.join(DEFAULT_GENERATORS)} (api-dev), or all with --sites",
+    )
+    ap.add_argument(
+        "--split-by-generator",
+        metavar="SRC",
+        help="build nothing: copy the sites of the built corpus SRC into one corpus per generator",
+    )
     args = ap.parse_args(argv)
-    out = Path(args.out)
+    if args.split_by_generator:
+        split_by_generator(args.split_by_generator, args.out)
+        return
+    want = set(args.sites.split(",")) if args.sites else None
+    if args.generators:
+        gens = _generators(args.generators)
+    else:  # api-dev's generators, unless sites are named
+        gens = set(GENERATORS if want else DEFAULT_GENERATORS)
+    sites = [s for s in SITES if (not want or s["site"] in want) and s["generator"] in gens]
+    if not sites:
+        raise SystemExit("no site selected")
+    out = Path(args.out or "/work/data/api-dev")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="api-dev-"))
     work.mkdir(parents=True, exist_ok=True)
-    want = set(args.sites.split(",")) if args.sites else None
-    all_rows, all_stats, all_shares = [], [], []
+    all_rows, all_stats = [], []
     try:
-        for site in SITES:
-            if want and site["site"] not in want:
-                continue
+        for site in sites:
             rows, stats, shares = build_site(site, work, out)
             print(
                 f"{site['site']}: {stats['pages']} pages ({stats['eligible']} eligible, "
@@ -796,20 +1061,13 @@ def main(argv=None):
                 file=sys.stderr,
             )
             all_stats.append(stats)
-            all_shares += shares
             for r in rows:
                 r = dict(r, html=f"{r['site']}/{r['html']}", gold=f"{r['site']}/{r['gold']}")
                 all_rows.append(r)
     finally:
         if not args.keep and not args.work:
             shutil.rmtree(work, ignore_errors=True)
-    with open(out / "manifest.jsonl", "w") as f:
-        for r in all_rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    (out / "stats.json").write_text(json.dumps(all_stats, indent=1, ensure_ascii=False) + "\n")
-    write_readme(out, all_stats, all_rows, all_shares)
-    h = hashlib.sha256((out / "manifest.jsonl").read_bytes()).hexdigest()[:16]
-    print(f"{len(all_rows)} pages -> {out} (manifest sha256 {h})", file=sys.stderr)
+    write_corpus(out, all_rows, all_stats)
 
 
 if __name__ == "__main__":
