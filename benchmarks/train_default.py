@@ -446,7 +446,7 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
         trust = np.clip(X[:, col("cohort")] / args.cohort_trust, 0.0, 1.0)
         q[has] = trust[has] * site_p[has] + (1 - trust[has]) * p[partner[has]]
     if args.comment_rule:
-        q[(X[:, col("hint_comment")] > 0.5) & (X[:, col("in_top")] < 0.5)] = 0.0
+        q[X[:, col("hint_comment")] > 0.5] = 0.0
     if args.boiler_rule:
         boiler = recurring_boilerplate(X)
         q[boiler & ~rows["is_page"]] = 0.0

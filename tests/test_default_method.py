@@ -262,6 +262,23 @@ def test_comment_prose_outside_the_main_container_goes_whatever_the_scorer_says(
     assert all(c in keeping.clean(html).text for c in COMMENTS)
 
 
+def test_a_thread_nested_in_the_article_s_container_goes_too(monkeypatch):
+    # the thread sits inside the article's prose container: its name alone says it is
+    # the readers', and a scorer keeping every sentence does not bring it back
+    html, paras = page_with_comments(78)
+    html = html.replace('<div id="comments"', '<div id="moved"', 1)
+    start, end = html.index('<div id="moved"'), html.index('<div class="sidebar">')
+    section = html[start:end].replace('<div id="moved"', '<div id="comments"', 1)
+    html = html[:start] + html[end:]
+    html = html.replace('<div class="share">', section + '<div class="share">', 1)
+    cleaner = SiteCleaner()
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
+    text = cleaner.clean(html).text
+    assert all(p in text for p in paras), text
+    assert not any(c in text for c in COMMENTS), text
+    assert "reader1" not in text
+
+
 def test_clean_before_fit_works():
     html, paras = site_page(5)
     result = SiteCleaner().clean(html)

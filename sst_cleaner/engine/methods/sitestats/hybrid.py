@@ -134,7 +134,6 @@ FEATURE_NAMES = (
 #: declare the names they give and are placed by name too, see _assembly)
 _POSITION = {name: i for i, name in enumerate(FEATURE_NAMES)}
 _REC, _NODE_RATE, _COHORT = _POSITION["sent_rec"], _POSITION["node_rate"], _POSITION["cohort"]
-_IN_TOP = _POSITION["in_top"]
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _NAV_LIKE = ("header", "footer", "nav", "aside", "form")
@@ -561,10 +560,11 @@ class HybridMethod(SiteStatsModel):
         """The scorers' probabilities with the two conventions made rules, in one pass:
         a sentence recurring across the site, in a node wholly template whose container
         is named as boilerplate (related, share, footer...), is template whatever its
-        place on the page says; whatever lies in a container named as comments outside
-        the page's main prose container goes, the readers' prose and the names, dates and
-        reply links around it (inside that container, a name like comments is more often
-        the article's own wording), unless ``include_comments`` keeps all comment prose."""
+        place on the page says; whatever lies in a container named as comments goes, the
+        readers' prose and the names, dates and reply links around it, inside the page's
+        main prose container too (a thread nested in the article's container), unless
+        ``include_comments`` keeps all comment prose. A name that only the page's wrapper
+        carries says nothing (see local_hints)."""
         out = []
         for (b, s, f), p in zip(rows, probs):
             if not alone and _recurring_boilerplate(f):
@@ -572,7 +572,7 @@ class HybridMethod(SiteStatsModel):
             if self.include_comments:
                 if _is_comment_prose(f, b, s):
                     p = 1.0
-            elif f[_HINT_COMMENT] > 0.5 and f[_IN_TOP] < 0.5:
+            elif f[_HINT_COMMENT] > 0.5:
                 p = 0.0
             out.append(p)
         return out
