@@ -429,6 +429,19 @@ def nearly_empty_fallback(p, rows, partner, th: float, share: float, factor: flo
     return out
 
 
+def figure_text(rows) -> np.ndarray:
+    """Rows the method's figure rule matches: text inside a figure or its caption, on
+    pages where figures hold under half of the words (see hybrid._apply_rules)."""
+    fig = rows["X"][:, FEATURE_NAMES.index("in_figure")] > 0.5
+    words: dict = defaultdict(float)
+    in_fig: dict = defaultdict(float)
+    for pid, w, f in zip(rows["pid"], rows["w"], fig):
+        words[pid] += w
+        in_fig[pid] += w * f
+    small = np.array([words[pid] > 2 * in_fig[pid] for pid in rows["pid"]])
+    return fig & small
+
+
 def product_verdict(p, rows, partner, args) -> np.ndarray:
     """What the method keeps, from held-out probabilities ``p``: site rows blended with
     the page scorer's verdict by the cohort's trust (--cohort-trust), the two convention
@@ -448,8 +461,10 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
     if args.comment_rule:
         q[X[:, col("hint_comment")] > 0.5] = 0.0
     if args.boiler_rule:
-        boiler = recurring_boilerplate(X)
-        q[boiler & ~rows["is_page"]] = 0.0
+        boiler = recurring_boilerplate(X) & ~rows["is_page"]
+        q[boiler | ((X[:, col("hint_boiler")] > 0.5) & (X[:, col("in_top")] < 0.5))] = 0.0
+    if getattr(args, "figure_rule", False):
+        q[figure_text(rows)] = 0.0
     keep = q >= args.threshold
     if args.rescue:
         by_pid: dict = defaultdict(list)
@@ -549,9 +564,11 @@ def main():
     ap.add_argument(
         "--boiler-rule",
         action="store_true",
-        help="also report with recurring sentences of boilerplate-named, wholly template nodes dropped",
+        help="apply the boilerplate rule: boilerplate-named sentences outside the prose container, "
+        "and recurring ones in wholly template nodes, dropped",
     )
     ap.add_argument("--comment-rule", action="store_true", help="also report with comment prose always dropped")
+    ap.add_argument("--figure-rule", action="store_true", help="apply the figure rule: captions dropped")
     ap.add_argument(
         "--blend",
         type=lambda v: [float(x) for x in v.split(",") if x],

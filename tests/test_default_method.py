@@ -256,7 +256,7 @@ def test_comment_prose_outside_the_main_container_goes_whatever_the_scorer_says(
     text = cleaner.clean(html).text
     assert all(p in text for p in paras), text
     assert not any(c in text for c in COMMENTS), text
-    assert "Most read" in text  # not comment prose: the rule leaves it to the scorer
+    assert "Most read" not in text  # named sidebar, outside the article: the boilerplate rule
     keeping = SiteCleaner(include_comments=True)
     monkeypatch.setattr(keeping._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
     assert all(c in keeping.clean(html).text for c in COMMENTS)
@@ -277,6 +277,46 @@ def test_a_thread_nested_in_the_article_s_container_goes_too(monkeypatch):
     assert all(p in text for p in paras), text
     assert not any(c in text for c in COMMENTS), text
     assert "reader1" not in text
+
+
+def test_boilerplate_named_text_outside_the_article_goes_and_inside_it_is_the_scorer_s(monkeypatch):
+    # a scorer keeping every sentence: what sits in containers named sidebar, share or
+    # footer outside the article's prose container goes by rule; a box named like
+    # boilerplate inside the article is left to the scorer, as is an unnamed aside
+    html, paras = site_page(79)
+    box = '<div class="related-note"><p>This story was updated with the council statement.</p></div>'
+    aside = '<div class="aside-box"><p>Opening hours of the town library this week.</p></div>'
+    html = html.replace("</h1>", "</h1>" + box, 1).replace('<div class="footer">', aside + '<div class="footer">', 1)
+    cleaner = SiteCleaner()
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
+    text = cleaner.clean(html).text
+    assert all(p in text for p in paras), text
+    for gone in ("Most read", "premium subscription", "All rights reserved"):
+        assert gone not in text, (gone, text)
+    # inside the article's container (its share box too) the scorer decides
+    assert "council statement" in text and "Share this article" in text, text
+    assert "town library" in text, text
+
+
+def test_a_figure_s_caption_goes_unless_figures_are_the_page(monkeypatch):
+    # a scorer keeping every sentence: the photo's caption and credit inside the
+    # article go by rule; a page that is mostly figures (a gallery) keeps them
+    html, paras = site_page(80)
+    figure = (
+        '<figure><img src="/p/1.jpg" alt=""><figcaption>Workers on the bridge at dawn on Monday. '
+        "Photo: Example Agency</figcaption></figure>"
+    )
+    html = html.replace("</h1>", "</h1>" + figure, 1)
+    cleaner = SiteCleaner()
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
+    text = cleaner.clean(html).text
+    assert all(p in text for p in paras), text
+    assert "Workers on the bridge" not in text and "Example Agency" not in text, text
+    gallery = "".join(
+        f'<figure><img src="/p/{k}.jpg" alt=""><figcaption>{p}</figcaption></figure>' for k, p in enumerate(paras)
+    )
+    page = f"<html><body><h1>Pictures of the week</h1>{gallery}</body></html>"
+    assert all(p in cleaner.clean(page).text for p in paras)
 
 
 def test_clean_before_fit_works():

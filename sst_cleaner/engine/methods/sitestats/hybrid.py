@@ -410,7 +410,7 @@ def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
 
 
 _HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
-_HINT_COMMENT = _POSITION["hint_comment"]
+_HINT_COMMENT, _IN_TOP, _IN_FIGURE = _POSITION["hint_comment"], _POSITION["in_top"], _POSITION["in_figure"]
 _IN_MAIN, _MAIN_TMPL, _LINK_DENSITY = _POSITION["in_main"], _POSITION["main_tmpl"], _POSITION["link_density"]
 
 
@@ -558,16 +558,22 @@ class HybridMethod(SiteStatsModel):
 
     def _apply_rules(self, rows: list, probs: Any, alone: bool) -> list:
         """The scorers' probabilities with the two conventions made rules, in one pass:
-        a sentence recurring across the site, in a node wholly template whose container
-        is named as boilerplate (related, share, footer...), is template whatever its
-        place on the page says; whatever lies in a container named as comments goes, the
-        readers' prose and the names, dates and reply links around it, inside the page's
-        main prose container too (a thread nested in the article's container), unless
-        ``include_comments`` keeps all comment prose. A name that only the page's wrapper
-        carries says nothing (see local_hints)."""
+        a sentence in a container named as boilerplate (related, share, footer...) goes
+        when it lies outside the page's main prose container, or when it recurs across
+        the site in a node wholly template, whatever its place on the page says;
+        whatever lies in a container named as comments goes, the readers' prose and the
+        names, dates and reply links around it, inside the page's main prose container
+        too (a thread nested in the article's container), unless ``include_comments``
+        keeps all comment prose. A name only the page's wrapper carries says nothing
+        (see local_hints). A figure's text (captions, photo credits) goes too, unless
+        figures hold half of the page's words: then they are what the page is."""
         out = []
+        words = sum(s.n_words for _b, s, _f in rows)
+        figures = words > 2 * sum(s.n_words for _b, s, f in rows if f[_IN_FIGURE] > 0.5)
         for (b, s, f), p in zip(rows, probs):
-            if not alone and _recurring_boilerplate(f):
+            if figures and f[_IN_FIGURE] > 0.5:
+                p = 0.0
+            if f[_HINT_BOILER] > 0.5 and (f[_IN_TOP] < 0.5 or (not alone and _recurring_boilerplate(f))):
                 p = 0.0
             if self.include_comments:
                 if _is_comment_prose(f, b, s):
