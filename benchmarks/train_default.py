@@ -32,6 +32,7 @@ numbers, benchmark-only, never model files).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import hashlib
 import json
 import os
@@ -53,7 +54,8 @@ from sst_cleaner.engine.methods.sst.sentences import gold_share  # noqa: E402
 
 #: corpora of one page per site: page rows only
 PAGE_CORPORA = ("single-dev", "single-chaos")
-#: corpora of generated documentation sites: fitted on FIT_DOCS pages, DOCS_PAGES scored
+#: corpora of generated documentation sites (these names, or starting "api-": the API
+#: reference corpora of build_api_corpora.py): fitted on FIT_DOCS pages, DOCS_PAGES scored
 DOCS_CORPORA = ("docs-dev", "api-dev")
 FIT_DOCS, DOCS_PAGES = 20, 40
 DEFAULT_CORPORA = "portal,sites-dev,docs-dev,single-dev,news-eras,single-chaos"
@@ -62,6 +64,10 @@ PAGE_SUFFIX = "#page"
 
 HGB = dict(max_depth=5, max_iter=60, learning_rate=0.1, min_samples_leaf=100)
 PAGE_HGB = dict(max_depth=5, max_iter=60, learning_rate=0.1, min_samples_leaf=100)
+
+
+def is_docs(name: str) -> bool:
+    return name in DOCS_CORPORA or name.startswith("api-")
 
 
 def corpus_manifest(data_root: str, corpus: str) -> tuple[str, str]:
@@ -86,14 +92,14 @@ def corpus_rows(data_root: str, corpus: str) -> dict:
         by_site[r["site"] or r["id"]].append(r)
     out = dict(X=[], y=[], w=[], pid=[], group=[], tok=[], gold={}, corpus={})
     for site, rows in sorted(by_site.items()):
-        if name in DOCS_CORPORA:
+        if is_docs(name):
             rows = list(rows)
             random.Random(0).shuffle(rows)
             rows = rows[:DOCS_PAGES]
         analyses = [(r, analyse_page(parse_html(read_page(r)[0], url=r.get("url")))) for r in rows]
         stats = SiteStats()
         if name not in PAGE_CORPORA:
-            for _, pa in analyses[:FIT_DOCS] if name in DOCS_CORPORA else analyses:
+            for _, pa in analyses[:FIT_DOCS] if is_docs(name) else analyses:
                 stats.add(pa)
         for r, pa in analyses:
             gseq = words(read_gold(r))
@@ -278,6 +284,14 @@ def page_weights(page_ids, w) -> np.ndarray:
     return np.array([t / tot[pid] for pid, t in zip(page_ids, w)]) * 1000
 
 
+def corpus_matches(corpus: str, pattern: str) -> bool:
+    """Whether a row's corpus ("name" or "name#page") is meant by a --corpus-weight
+    pattern: the exact name with #page, else the name or shell pattern in both modes."""
+    if pattern.endswith(PAGE_SUFFIX):
+        return corpus == pattern
+    return fnmatch.fnmatchcase(corpus.removesuffix(PAGE_SUFFIX), pattern)
+
+
 def balance_corpora(sw, page_ids, corpus_of) -> np.ndarray:
     """Every corpus (and mode) weighs the same in all, whatever its number of pages."""
     pages = defaultdict(set)
@@ -451,9 +465,13 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
     X, col = rows["X"], FEATURE_NAMES.index
     has = partner >= 0
     site_p = p.copy()
+    doubt = np.zeros(len(p), bool)
     if args.main_recurring:
-        doubt = has & (X[:, col("main_tmpl")] >= args.main_recurring) & main_matter(X)
-        site_p[doubt] = np.maximum(p[doubt], p[partner[doubt]])
+        doubt |= has & (X[:, col("main_tmpl")] >= args.main_recurring) & main_matter(X)
+    if getattr(args, "wide_recurring", 0):
+        wide = (X[:, col("in_wide")] > 0.5) & (X[:, col("hint_boiler")] < 0.5)
+        doubt |= has & (X[:, col("wide_tmpl")] >= args.wide_recurring) & wide
+    site_p[doubt] = np.maximum(p[doubt], p[partner[doubt]])
     q = site_p.copy()
     if args.cohort_trust:
         trust = np.clip(X[:, col("cohort")] / args.cohort_trust, 0.0, 1.0)
@@ -547,7 +565,8 @@ def main():
         "--corpus-weight",
         type=lambda v: [x for x in v.split(",") if x],
         default=[],
-        help="scale the weight of a corpus's rows when learning, e.g. single-dev#page=0.5,portal#page=0.5",
+        help="scale the weight of a corpus's rows when learning, e.g. single-dev#page=0.5,portal#page=0.5; "
+        "a name without #page and a shell pattern (api-*=0.25) take both modes",
     )
     ap.add_argument(
         "--drop-features",
@@ -594,6 +613,12 @@ def main():
         default=0.0,
         help="product rules: where this share of the main container recurs, the page scorer's verdict may keep",
     )
+    ap.add_argument(
+        "--wide-recurring",
+        type=float,
+        default=0.0,
+        help="product rules: where this share of the wide container recurs, the page scorer's verdict may keep",
+    )
     ap.add_argument("--bag", type=int, default=BAG, help="models averaged per scorer (feature-subsampled)")
     ap.add_argument("--iters", type=int, default=None, help="boosting iterations per model")
     ap.add_argument("--rate", type=float, default=None, help="learning rate per model")
@@ -610,7 +635,7 @@ def main():
         rows["sw"] = balance_corpora(rows["sw"], rows["pid"], rows["corpus"])
     for spec in args.corpus_weight:
         name, _, value = spec.partition("=")
-        scale = np.array([rows["corpus"][pid] == name for pid in rows["pid"]])
+        scale = np.array([corpus_matches(rows["corpus"][pid], name) for pid in rows["pid"]])
         rows["sw"] = np.where(scale, rows["sw"] * float(value), rows["sw"])
     for name in args.drop_features:
         rows["X"][:, FEATURE_NAMES.index(name)] = 0.0

@@ -518,6 +518,45 @@ def _page_with_listing(i: int) -> str:
     return html.replace('<div class="share">', f'<div class="members">{listing}</div><div class="share">')
 
 
+def _page_with_inherited(i: int) -> str:
+    """A reference-like page: its description (the main container), beside it the
+    listing of inherited members every page of the site shares (their names are links)
+    and a note of its own, the three in one content area; a sidebar outside it."""
+    rng = random.Random(i)
+    own = "".join(f"<p>{' '.join(prose(rng, 4))}</p>" for _ in range(4))
+    items = "".join(
+        f'<li><a href="/base#m{k}">base_method_{k}</a> connects a handler to the base object signal number {k}</li>'
+        for k in range(40)
+    )
+    stories = "".join(
+        f'<li><a href="/a/{rng.randrange(999)}">Story number {rng.randrange(999)}</a></li>' for _ in range(3)
+    )
+    return (
+        f'<html><body><div class="header"><a href="/">Home</a> <a href="/api">API</a></div>'
+        f'<div class="wrap"><div class="article"><h1>Class Widget{i}</h1>{own}</div>'
+        f'<div class="inherited"><h3>Methods inherited from Base</h3><ul>{items}</ul></div>'
+        f'<div class="notes"><p>{" ".join(prose(rng, 2))}</p></div></div>'
+        f'<div class="sidebar"><h3>Most read</h3><ul>{stories}</ul></div></body></html>'
+    )
+
+
+def test_where_the_wide_container_recurs_the_page_s_verdict_keeps_its_listings(monkeypatch):
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine.methods.sitestats import hybrid
+
+    cleaner = SiteCleaner().fit([_page_with_inherited(i) for i in range(6)])
+    impl = cleaner._impl
+    # the site scorer drops everything, the page scorer keeps everything
+    monkeypatch.setattr(impl._scorers, "predict", lambda rows, alone: [1.0 if alone else 0.0] * len(rows))
+    pa = hybrid.analyse_page(parse_html(_page_with_inherited(33)))
+    rows, probs = impl._score(pa, impl._page_view(pa))
+    f0 = dict(zip(FEATURE_NAMES, rows[0][2]))
+    assert f0["wide_tmpl"] >= hybrid.WIDE_RECURRING and f0["cohort"] >= hybrid.COHORT_TRUSTED
+    verdict = {s.text: p for (_b, s, _f), p in zip(rows, probs)}
+    assert verdict["base_method_7 connects a handler to the base object signal number 7"] == 1.0
+    assert all(p == 0.0 for t, p in verdict.items() if "Most read" in t or "Story number" in t)  # named sidebar
+
+
 def test_where_the_main_container_recurs_the_page_s_verdict_keeps_its_matter(monkeypatch):
     from sst_cleaner.engine._dom import parse_html
     from sst_cleaner.engine.methods.sitestats import hybrid

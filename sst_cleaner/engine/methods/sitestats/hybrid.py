@@ -412,6 +412,7 @@ def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
 _HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
 _HINT_COMMENT, _IN_TOP, _IN_FIGURE = _POSITION["hint_comment"], _POSITION["in_top"], _POSITION["in_figure"]
 _IN_MAIN, _MAIN_TMPL, _LINK_DENSITY = _POSITION["in_main"], _POSITION["main_tmpl"], _POSITION["link_density"]
+_IN_WIDE, _WIDE_TMPL = _POSITION["in_wide"], _POSITION["wide_tmpl"]
 
 
 def _recurring_boilerplate(f: list) -> bool:
@@ -451,11 +452,31 @@ ONE_OTHER_SHARE = 0.1
 #: the share of the page's main container that recurs on the site from which the page
 #: scorer's verdict may keep a sentence there (see HybridMethod._with_page_verdict)
 MAIN_RECURRING = 0.3
+#: ... and of the wide one (nine tenths of the page's own text), where a reference page's
+#: inherited listings sit beside its main container
+WIDE_RECURRING = 0.5
 
 
 def _main_matter(f: list) -> bool:
     """In the page's main container, not named as boilerplate, mostly not link text."""
     return f[_IN_MAIN] > 0.5 and f[_HINT_BOILER] < 0.5 and f[_LINK_DENSITY] < 0.5
+
+
+def _page_has_say(first: list) -> Callable[[list], bool]:
+    """Which of a page's rows the page scorer may keep (see
+    HybridMethod._with_page_verdict), from the page's first row: none, those of the main
+    container where MAIN_RECURRING of it recurs, those of the wide one (not named as
+    boilerplate, links too: an inherited member's name is a link) where WIDE_RECURRING of
+    it does."""
+    main = first[_MAIN_TMPL] >= MAIN_RECURRING
+    wide = first[_WIDE_TMPL] >= WIDE_RECURRING
+    if wide:
+        return lambda f: (main and _main_matter(f)) or (f[_IN_WIDE] > 0.5 and f[_HINT_BOILER] < 0.5)
+    return _main_matter if main else _nothing
+
+
+def _nothing(f: list) -> bool:
+    return False
 
 
 def _is_comment_prose(f: list, b: BlockInfo, s: SentenceInfo) -> bool:
@@ -526,17 +547,19 @@ class HybridMethod(SiteStatsModel):
         recurring text reaches into the page's main container (MAIN_RECURRING of it
         recurs: a reference page's shared listings), a sentence there, not named as
         boilerplate and mostly not link text, keeps the page scorer's verdict when that
-        is higher. The site's evidence is as good as the share of the site's pages that
-        share the page's template (its cohort): below COHORT_TRUSTED the page's own
-        verdict takes the rest of the weight."""
+        is higher; where it reaches into the wide container (WIDE_RECURRING of it), so
+        does any sentence there not named as boilerplate. The site's evidence is as
+        good as the share of the site's pages that share the page's template (its
+        cohort): below COHORT_TRUSTED the page's own verdict takes the rest of the
+        weight."""
         first = rows[0][2]
         trust = min(1.0, first[_COHORT] / COHORT_TRUSTED)
-        doubt = first[_MAIN_TMPL] >= MAIN_RECURRING
-        if trust >= 1.0 and not doubt:
+        say = _page_has_say(first)
+        if trust >= 1.0 and say is _nothing:
             return probs
         alone = self._judge(pa, None, plain)[1]
-        if doubt:
-            probs = [max(p, q) if _main_matter(f) else p for (_b, _s, f), p, q in zip(rows, probs, alone)]
+        if say is not _nothing:
+            probs = [max(p, q) if say(f) else p for (_b, _s, f), p, q in zip(rows, probs, alone)]
         if trust < 1.0:
             probs = [trust * p + (1.0 - trust) * q for p, q in zip(probs, alone)]
         return probs
