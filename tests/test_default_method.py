@@ -540,19 +540,25 @@ def _page_with_inherited(i: int) -> str:
     )
 
 
-def test_where_the_wide_container_recurs_the_page_s_verdict_keeps_its_listings(monkeypatch):
+def _split_verdict(monkeypatch, make_page, seed: int) -> tuple[dict, dict]:
+    """(first row's features, sentence -> probability) of page ``seed`` of a site of six
+    made by ``make_page``, judged by a site scorer that drops everything and a page
+    scorer that keeps everything."""
     from sst_cleaner.engine._dom import parse_html
     from sst_cleaner.engine.methods.sitestats import hybrid
 
-    cleaner = SiteCleaner().fit([_page_with_inherited(i) for i in range(6)])
-    impl = cleaner._impl
-    # the site scorer drops everything, the page scorer keeps everything
+    impl = SiteCleaner().fit([make_page(i) for i in range(6)])._impl
     monkeypatch.setattr(impl._scorers, "predict", lambda rows, alone: [1.0 if alone else 0.0] * len(rows))
-    pa = hybrid.analyse_page(parse_html(_page_with_inherited(33)))
+    pa = hybrid.analyse_page(parse_html(make_page(seed)))
     rows, probs = impl._score(pa, impl._page_view(pa))
-    f0 = dict(zip(FEATURE_NAMES, rows[0][2]))
+    return dict(zip(FEATURE_NAMES, rows[0][2])), {s.text: p for (_b, s, _f), p in zip(rows, probs)}
+
+
+def test_where_the_wide_container_recurs_the_page_s_verdict_keeps_its_listings(monkeypatch):
+    from sst_cleaner.engine.methods.sitestats import hybrid
+
+    f0, verdict = _split_verdict(monkeypatch, _page_with_inherited, 33)
     assert f0["wide_tmpl"] >= hybrid.WIDE_RECURRING and f0["cohort"] >= hybrid.COHORT_TRUSTED
-    verdict = {s.text: p for (_b, s, _f), p in zip(rows, probs)}
     assert verdict["base_method_7 connects a handler to the base object signal number 7"] == 1.0
     assert all(p == 0.0 for t, p in verdict.items() if "Most read" in t or "Story number" in t)  # named sidebar
 
@@ -561,15 +567,8 @@ def test_where_the_main_container_recurs_the_page_s_verdict_keeps_its_matter(mon
     from sst_cleaner.engine._dom import parse_html
     from sst_cleaner.engine.methods.sitestats import hybrid
 
-    cleaner = SiteCleaner().fit([_page_with_listing(i) for i in range(6)])
-    impl = cleaner._impl
-    # the site scorer drops everything, the page scorer keeps everything
-    monkeypatch.setattr(impl._scorers, "predict", lambda rows, alone: [1.0 if alone else 0.0] * len(rows))
-    pa = hybrid.analyse_page(parse_html(_page_with_listing(31)))
-    rows, probs = impl._score(pa, impl._page_view(pa))
-    f0 = dict(zip(FEATURE_NAMES, rows[0][2]))
+    f0, verdict = _split_verdict(monkeypatch, _page_with_listing, 31)
     assert f0["main_tmpl"] >= hybrid.MAIN_RECURRING and f0["cohort"] >= hybrid.COHORT_TRUSTED
-    verdict = {s.text: p for (_b, s, _f), p in zip(rows, probs)}
     assert verdict["Inherited member number 3 returns the value of the widget property unchanged."] == 1.0
     assert all(p == 0.0 for t, p in verdict.items() if "Story number" in t)  # links, outside
     # where the main container is the page's own, the site's verdict stands alone
