@@ -183,6 +183,16 @@ class Densities:
         # Eq. 2 with C = nLC = c, LC = 0, T = LT = 0 -> 1
         return c * _log(c) / _log(_log(ratio * c + _E))
 
+    def _run_density(self, kind: str) -> Callable[[int], float]:
+        """:meth:`text_node_density` for one ``kind`` on this page, its page-wide terms
+        read once (it is asked of every text node of the page)."""
+        if kind == "td":
+            return lambda n: float(-n if n < 0 else n)
+        ratio = self.link_ratio
+        if ratio == 0.0:
+            return lambda n: 0.0 if n < 0 else float(n)
+        return lambda n: 0.0 if n < 0 else n * _log(n) / _log(_log(ratio * n + _E))
+
     # -- Eq. 5 -----------------------------------------------------------------------
     def density_sum(self, kind: str = "ctd", text_nodes: bool = True) -> list[float]:
         """DensitySum of every element: the sum of its children's densities (Eq. 5)."""
@@ -196,10 +206,10 @@ class Densities:
         for i in range(1, len(dens)):
             ds[parent[i]] += dens[i]
         if text_nodes:
-            tnd = self.text_node_density
+            run_density = self._run_density(kind)
             for i, runs in enumerate(self.runs):
                 if runs:
-                    ds[i] += sum(tnd(n, kind) for n in runs)
+                    ds[i] += sum([run_density(n) for n in runs])
         self._ds[key] = ds
         return ds
 

@@ -50,6 +50,7 @@ class PageContext:
         # the elements however deep the page is.
         agg: dict = {}
         btmpl: list[float] = []
+        blink: list[float] = []
         total = tmpl_total = 0
         for b in pa.blocks:
             blk = b.block
@@ -59,6 +60,7 @@ class PageContext:
                 t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
             t = min(t, n)
             btmpl.append(t / max(1, n))
+            blink.append(blk.link_chars / max(1, n))
             total += n
             tmpl_total += t
             agg[blk.element] = [n, t, blk.link_chars]
@@ -84,6 +86,7 @@ class PageContext:
             agg[above_root] = list(a)
         self.agg = agg
         self.btmpl = btmpl  # per block: share of its text that is template
+        self.blink = blink  # per block: share of its text inside links
         self.hints = local_hints(pa, agg, total)  # per block: (hint bits, near bits)
         self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
         self._records: dict = {}  # element -> records_above(element)
