@@ -416,6 +416,8 @@ def _add_cohort(rows: list) -> None:
     FEATURE_NAMES) and fill in the cohort, in place. Chosen by leave-one-corpus-out over
     keeping the shares of all other pages beside the cohort ones."""
     cohort = max((f[_NODE_RATE] for _b, _s, f in rows), default=0.0)
+    if cohort == 0.0:  # every row holds it already (_POST_PLACEHOLDER): every page judged alone
+        return
     for _b, _s, f in rows:
         if cohort > 0:
             f[_REC] = min(1.0, f[_REC] / cohort)
