@@ -52,3 +52,36 @@ def test_overlapping_pauses_in_threads_end_with_the_last_one():
     release.set()
     t.join(10)
     assert gc.isenabled()
+
+
+def test_clean_pauses_the_collector_and_restores_it():
+    cleaner = SiteCleaner().fit(PAGES)
+    seen = []
+    impl_clean = cleaner._impl.clean
+
+    def spying(page):
+        seen.append(gc.isenabled())
+        return impl_clean(page)
+
+    cleaner._impl.clean = spying
+    cleaner.clean(PAGES[0])
+    assert seen == [False] and gc.isenabled()
+
+
+def test_a_non_joining_pause_never_outlasts_the_pause_it_met():
+    inside, release = threading.Event(), threading.Event()
+
+    def hold():
+        with gc_paused(join=False):
+            inside.set()
+            release.wait(10)
+
+    with gc_paused():
+        t = threading.Thread(target=hold)
+        t.start()
+        inside.wait(10)
+    # the other thread's block began during this pause: it did not join it
+    assert gc.isenabled()
+    release.set()
+    t.join(10)
+    assert gc.isenabled()

@@ -280,7 +280,15 @@ class SiteCleaner:
         (``status == "truncated"``); a page whose cleaning overruns
         ``limits.page_time_budget`` (parsing included) is returned whole, every text block
         informative (``status == "over_budget"``).
+
+        The cyclic garbage collector is paused meanwhile unless a pause is on already
+        (:mod:`~sst_cleaner.engine._gcpause`): cleaning makes no reference cycles, and
+        its collections walk the page's blocks and rows again and again.
         """
+        with gc_paused(join=False):
+            return self._clean(html, url)
+
+    def _clean(self, html: PageInput, url: Optional[str]) -> CleanResult:
         start = budget_clock()
         page = as_page(html, url, self.limits)
         budget = self.limits.page_time_budget

@@ -394,12 +394,13 @@ _SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if 
 
 def _sanitize_text(text: str) -> str:
     # lxml rejects NUL and lone surrogates in str input; they are never meaningful text
-    if "\x00" in text:
-        text = text.replace("\x00", "")
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode("utf-8")
+        data = text.encode("utf-8")
+    if b"\x00" in data:  # NUL is the only character with a zero byte: found on the bytes
+        text = text.replace("\x00", "")
         data = text.encode("utf-8")
     scan = data.translate(_SCAN_BYTES)
     if b"\x00" in scan or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:

@@ -12,6 +12,13 @@ share one pause, and the collector is re-enabled when the last one ends, and onl
 it was enabled when the first one began (a caller who turned it off keeps it off).
 Reference counting still frees everything without cycles at once; the collector runs
 its normal schedule again after the pause.
+
+Cleaning a page makes no reference cycles either, and its collections walk the page's
+live blocks and rows many times over. A clean pauses the collector only when no pause
+is on (``join=False``): it never joins one, so cleans overlapping in worker threads
+cannot keep the collector off between them for good while the rest of the process (a
+crawler's own cycles) goes on allocating; a clean that starts during a pause runs as
+the collector is.
 """
 
 from __future__ import annotations
@@ -27,15 +34,23 @@ _was_enabled = False
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
-    """Run the block with the cyclic collector off (see module docstring)."""
+def gc_paused(join: bool = True) -> Iterator[None]:
+    """Run the block with the cyclic collector off (see module docstring); with
+    ``join=False``, only when no other pause is on (else the block runs as it is)."""
     global _depth, _was_enabled
     with _lock:
-        if _depth == 0:
-            _was_enabled = gc.isenabled()
-            if _was_enabled:
-                gc.disable()
-        _depth += 1
+        if not join and _depth:
+            joined = False
+        else:
+            joined = True
+            if _depth == 0:
+                _was_enabled = gc.isenabled()
+                if _was_enabled:
+                    gc.disable()
+            _depth += 1
+    if not joined:
+        yield
+        return
     try:
         yield
     finally:

@@ -44,6 +44,7 @@ from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
+from sst_cleaner.engine._tree_table import ElementTable
 
 #: tags counted as hyperlinks (4.1.3: "buttons and drop-down lists are treated as hyperlinks")
 LINK_TAGS = frozenset({"a", "button", "select"})
@@ -182,6 +183,16 @@ class Densities:
         # Eq. 2 with C = nLC = c, LC = 0, T = LT = 0 -> 1
         return c * _log(c) / _log(_log(ratio * c + _E))
 
+    def _run_density(self, kind: str) -> Callable[[int], float]:
+        """:meth:`text_node_density` for one ``kind`` on this page, its page-wide terms
+        read once (it is asked of every text node of the page)."""
+        if kind == "td":
+            return lambda n: float(-n if n < 0 else n)
+        ratio = self.link_ratio
+        if ratio == 0.0:
+            return lambda n: 0.0 if n < 0 else float(n)
+        return lambda n: 0.0 if n < 0 else n * _log(n) / _log(_log(ratio * n + _E))
+
     # -- Eq. 5 -----------------------------------------------------------------------
     def density_sum(self, kind: str = "ctd", text_nodes: bool = True) -> list[float]:
         """DensitySum of every element: the sum of its children's densities (Eq. 5)."""
@@ -195,10 +206,10 @@ class Densities:
         for i in range(1, len(dens)):
             ds[parent[i]] += dens[i]
         if text_nodes:
-            tnd = self.text_node_density
+            run_density = self._run_density(kind)
             for i, runs in enumerate(self.runs):
                 if runs:
-                    ds[i] += sum(tnd(n, kind) for n in runs)
+                    ds[i] += sum([run_density(n) for n in runs])
         self._ds[key] = ds
         return ds
 
@@ -228,7 +239,12 @@ class Densities:
         return len(self.elements)
 
 
-def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, inline_tags: bool = True) -> Densities:
+def compute_densities(
+    root: etree._Element,
+    ignore: Optional[IgnoreFn] = None,
+    inline_tags: bool = True,
+    table: Optional[ElementTable] = None,
+) -> Densities:
     """Count ``C``, ``T``, ``LC``, ``LT`` for every element under ``root`` (usually BODY)
     in one pre-order walk and one backward sweep over the arrays, then derive TD and CTD.
 
@@ -240,32 +256,35 @@ def compute_densities(root: etree._Element, ignore: Optional[IgnoreFn] = None, i
     block-level tags and hyperlink tags count in ``T``, so the ``<span>``/``<em>``/``<br>``
     formatting inside a paragraph does not dilute its density the way the
     "highly formatted" noise the paper targets does.
+
+    ``table``: the :class:`ElementTable` of ``root`` when the caller has one (made here
+    otherwise): its order, parents and subtree sizes are the arrays' layout.
     """
-    elements, index, parent, C, LC, runs, flags, t_step, ignored = _own_counts(root, ignore, inline_tags)
+    if table is None:
+        table = ElementTable(root)
+    C, LC, runs, flags, t_step, ignored = _own_counts(table, ignore, inline_tags)
     # Descendants have larger pre-order indices than their ancestors: one backward sweep
     # folds every subtree into its parent (integer sums, so the order does not matter).
-    n = len(elements)
-    size = [1] * n
+    parent = table.parent
+    n = len(parent)
     T = [0] * n
     LT = [0] * n
     for i in range(n - 1, 0, -1):
         p = parent[i]
-        size[p] += size[i]
         C[p] += C[i]
         LC[p] += LC[i]
         T[p] += T[i] + t_step[i]
         LT[p] += LT[i] + (flags[i] & _IN_LINK)
-    return Densities(elements, parent, size, C, T, LC, LT, runs, ignored, index)
+    return Densities(table.elements, parent, table.size, C, T, LC, LT, runs, ignored, table.index)
 
 
 _IN_LINK, _IN_IGNORED = 1, 2  # an element's context: inside a link / an ignored subtree
 
 
-def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: bool) -> tuple:
-    """The pre-order arrays of :func:`compute_densities` (and the element -> index map)
-    with every element's own text and its children's tails counted in ``C``, ``LC`` and
-    ``runs``, its context bits (_IN_LINK, _IN_IGNORED, itself included) and what it adds
-    to its parent's ``T``.
+def _own_counts(table: ElementTable, ignore: Optional[IgnoreFn], inline_tags: bool) -> tuple:
+    """The pre-order arrays of :func:`compute_densities` with every element's own text
+    and its children's tails counted in ``C``, ``LC`` and ``runs``, its context bits
+    (_IN_LINK, _IN_IGNORED, itself included) and what it adds to its parent's ``T``.
 
     A tail lies in the parent's context: a pre-order walk (no end events, whose tuples
     and stack cost more than the walk) credits it to the parent when the child is met,
@@ -273,27 +292,20 @@ def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: b
     """
     # kept whole (over 60 lines): it runs per element of every page, where helper calls
     # cost measurable time
-    elements: list = []
-    parent: list[int] = []
     C: list[int] = []
     LC: list[int] = []
     runs: list = []
     flags: list[int] = []
     t_step: list[int] = []  # 1 if the element counts as a tag of its parent's T
     ignored: list[int] = []
-    index: dict = {}
     # (the appends are bound once: this loop runs for every element of every page)
-    add_el, add_parent, add_c, add_lc, add_runs = elements.append, parent.append, C.append, LC.append, runs.append
-    add_flags, add_t_step, index_of = flags.append, t_step.append, index.__getitem__
-    for el in root.iter():
+    add_c, add_lc, add_runs = C.append, LC.append, runs.append
+    add_flags, add_t_step = flags.append, t_step.append
+    parent = table.parent
+    for i, el in enumerate(table.elements):
         tag = el.tag
-        if not isinstance(tag, str):
-            continue  # comments / PIs are gone after parse_html; stay safe if they are not
-        i = len(elements)
-        index[el] = i
-        add_el(el)
         if i:
-            p = index_of(el.getparent())
+            p = parent[i]
             f = flags[p]
             tail = el.tail
             # characters of a text node: whitespace collapsed and trimmed, as the paper
@@ -312,8 +324,7 @@ def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: b
                 else:
                     r.append(n)
         else:
-            p, f = -1, 0
-        add_parent(p)
+            f = 0
         if tag in LINK_TAGS:
             f |= _IN_LINK
         if ignore is not None and not f & _IN_IGNORED and ignore(el):
@@ -330,7 +341,7 @@ def _own_counts(root: etree._Element, ignore: Optional[IgnoreFn], inline_tags: b
         else:
             add_lc(0)
             add_runs([n] if n else None)
-    return elements, index, parent, C, LC, runs, flags, t_step, ignored
+    return C, LC, runs, flags, t_step, ignored
 
 
 def comment_like(el: etree._Element) -> bool:
@@ -405,11 +416,15 @@ class ContentRoots(set):
 
 
 def extract_content(
-    root: etree._Element, ignore: Optional[IgnoreFn] = None, density: str = "ctd", text_nodes: bool = True
+    root: etree._Element,
+    ignore: Optional[IgnoreFn] = None,
+    density: str = "ctd",
+    text_nodes: bool = True,
+    table: Optional[ElementTable] = None,
 ) -> ContentRoots:
     """The roots of the content subtrees of the page under ``root`` (CECTD-DS by default,
-    ``density="td"`` for CETD-DS)."""
-    d = compute_densities(root, ignore)
+    ``density="td"`` for CETD-DS); ``table``: see :func:`compute_densities`."""
+    d = compute_densities(root, ignore, table=table)
     roots = ContentRoots(d.elements[i] for i in select_content(d, density, text_nodes))
     roots.densities = d
     return roots

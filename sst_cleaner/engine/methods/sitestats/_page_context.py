@@ -22,6 +22,8 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
 if TYPE_CHECKING:
     from lxml import etree
 
+    from sst_cleaner.engine._tree_table import ElementTable
+
 
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
 
@@ -48,6 +50,7 @@ class PageContext:
         # the elements however deep the page is.
         agg: dict = {}
         btmpl: list[float] = []
+        blink: list[float] = []
         total = tmpl_total = 0
         for b in pa.blocks:
             blk = b.block
@@ -57,16 +60,17 @@ class PageContext:
                 t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
             t = min(t, n)
             btmpl.append(t / max(1, n))
+            blink.append(blk.link_chars / max(1, n))
             total += n
             tmpl_total += t
             agg[blk.element] = [n, t, blk.link_chars]
-        for el in reversed(list(pa.page.root.iter())):
-            a = agg.get(el)
+        table = pa.table
+        elements, parents = table.elements, table.parent
+        for i in range(len(elements) - 1, 0, -1):
+            a = agg.get(elements[i])
             if a is None:
                 continue
-            parent = el.getparent()
-            if parent is None:
-                continue
+            parent = elements[parents[i]]
             pa_ = agg.get(parent)
             if pa_ is None:
                 agg[parent] = list(a)
@@ -74,8 +78,15 @@ class PageContext:
                 pa_[0] += a[0]
                 pa_[1] += a[1]
                 pa_[2] += a[2]
+        # the root's parent (HTML) holds what the root holds: it is three levels above
+        # the blocks near the top
+        a = agg.get(elements[0])
+        above_root = elements[0].getparent()
+        if a is not None and above_root is not None:
+            agg[above_root] = list(a)
         self.agg = agg
         self.btmpl = btmpl  # per block: share of its text that is template
+        self.blink = blink  # per block: share of its text inside links
         self.hints = local_hints(pa, agg, total)  # per block: (hint bits, near bits)
         self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
         self._records: dict = {}  # element -> records_above(element)
@@ -93,13 +104,16 @@ class PageContext:
         wide = deepest_holding(root, agg, content_total, 0.9)
         wide_agg = agg.get(wide, (0, 0, 0))
         self.wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
-        self.in_wide_set = set(wide.iter()) if wide is not root else None  # None: everything
+        self.in_wide_set = set(table.subtree(wide)) if wide is not root else None  # None: everything
         main_agg = agg.get(main, (0, 0, 0))
         self.main_tmpl = main_agg[1] / max(1, main_agg[0])
-        self.in_main_set = set(main.iter()) if main is not root else None
+        self.in_main_set = set(table.subtree(main)) if main is not root else None
 
         tops, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
-        self.in_top_set = in_top_set = {el for top in tops for el in top.iter()}
+        in_top_set: set = set()
+        for top in tops:
+            in_top_set.update(table.subtree(top))
+        self.in_top_set = in_top_set
         self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
         self.log_page_chars = math.log1p(content_total)
         page_counts: dict = {}
@@ -201,44 +215,82 @@ def local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int]
     two above it), where a page-wide container (holding PAGE_WIDE_SHARE of the page's
     text) says nothing of boilerplate or comments: CMSs name the BODY or the page's
     wrapper after what the page has somewhere ("single-post sidebar comments-open"), and
-    such a name would mark the article itself."""
-    root = pa.page.root
-    floor = PAGE_WIDE_SHARE * total
+    such a name would mark the article itself.
 
-    owned: dict = {}
-
-    def own(el: etree._Element) -> int:
-        bits = owned.get(el)
-        if bits is None:
-            bits = class_hints(el)
-            if bits & _NEGATIVE_HINTS:
-                a = agg.get(el)
-                if el is root or (a is not None and total and a[0] >= floor):
-                    bits &= ~_NEGATIVE_HINTS
-            owned[el] = bits
-        return bits
-
-    memo: dict = {}  # element -> bits of it and all its ancestors
-
-    def path_bits(el: etree._Element) -> int:
-        chain = []
-        while el is not None and el not in memo:
-            chain.append(el)
-            el = el.getparent()
-        bits = memo.get(el, 0) if el is not None else 0
-        for e in reversed(chain):
-            bits |= own(e)
-            memo[e] = bits
-        return bits
-
+    Read from the block's style path (``pa.paths``: each level's own bits) and how many
+    of its levels are page-wide, once per such pair: the page-wide containers are the
+    BODY and the top of the tree below it (a container holds at least what each of its
+    children holds), so on every path they are the first levels."""
+    if not pa.blocks:
+        return []
+    table = pa.table
+    wide_levels = _page_wide_levels(table, agg, total)
+    above = _bits_above(pa.page.root, agg, total)
+    paths, index = pa.paths, table.index
+    memo: dict = {}
     out = []
     for b in pa.blocks:
-        el = b.block.element
-        near, e = 0, el
-        for _ in range(3):  # the block's element and the two above it, BODY excluded
-            if e is None or e is root:
-                break
-            near |= own(e)
-            e = e.getparent()
-        out.append((path_bits(el), near))
+        blk = b.block
+        key = (blk.state, wide_levels[index[blk.element]])
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = _path_hints(paths, blk.state, key[1], above)
+        out.append(got)
     return out
+
+
+def _page_wide_levels(table: ElementTable, agg: dict, total: int) -> list[int]:
+    """Per element of ``table``: how many of the elements from the root down to it are
+    page-wide (the root always is)."""
+    levels = [1] * len(table.elements)
+    if not total:
+        return levels
+    floor = PAGE_WIDE_SHARE * total
+    index, size = table.index, table.size
+    # in document order, each below a page-wide parent met before it: a subtree's levels
+    # are its parent's plus one
+    wide = sorted(index[el] for el, a in agg.items() if a[0] >= floor and el in index)
+    for i in wide:
+        if i:
+            n = size[i]
+            levels[i : i + n] = [levels[i] + 1] * n
+    return levels
+
+
+def _own_bits(el: etree._Element, agg: dict, total: int) -> int:
+    """The element's HINT_* bits, those of boilerplate and comments dropped when it is
+    page-wide (it holds PAGE_WIDE_SHARE of the page's text)."""
+    bits = class_hints(el)
+    if bits & _NEGATIVE_HINTS:
+        a = agg.get(el)
+        if a is not None and total and a[0] >= PAGE_WIDE_SHARE * total:
+            bits &= ~_NEGATIVE_HINTS
+    return bits
+
+
+def _bits_above(root: etree._Element, agg: dict, total: int) -> int:
+    """The hint bits of the root's ancestors (HTML), which every block's path holds."""
+    bits = 0
+    el = root.getparent()
+    while el is not None:
+        bits |= _own_bits(el, agg, total)
+        el = el.getparent()
+    return bits
+
+
+def _path_hints(paths: list, pid: int, wide: int, above: int) -> tuple[int, int]:
+    """(hint bits of the whole path, of its element and the two levels above it, BODY
+    excluded) of style path ``pid`` whose first ``wide`` levels are page-wide."""
+    ids = []
+    while pid >= 0:
+        ids.append(pid)
+        pid = paths[pid][0]
+    ids.reverse()  # BODY ... the block's element
+    own = [paths[i][3] & ~_NEGATIVE_HINTS if level < wide else paths[i][3] for level, i in enumerate(ids)]
+    bits = above
+    for h in own:
+        bits |= h
+    near = 0
+    for h in own[1:][-3:]:
+        near |= h
+    return bits, near

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional
 
-from sst_cleaner.engine.methods.cetd import covered_elements, extract_content
+from sst_cleaner.engine.methods.cetd import extract_content
 from sst_cleaner.engine.methods.sitestats.site_stats import HINT_COMMENT, PageAnalysis, PageView
 
 if TYPE_CHECKING:
@@ -142,9 +142,12 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict
 
 
 def _region(pa: PageAnalysis, ignore: Optional[Callable[[etree._Element], bool]]) -> CetdRegion:
-    roots = extract_content(pa.page.root, ignore=ignore)
-    region = CetdRegion(covered_elements(roots))
+    table = pa.table
+    roots = extract_content(pa.page.root, ignore=ignore, table=table)
+    region = CetdRegion()
+    for r in roots:  # a content root's subtree is one slice of the table
+        region.update(table.subtree(r))
     d = roots.densities
     if d is not None and len(d):
-        region.top = frozenset(d.elements[d.max_density_sum()[0]].iter())
+        region.top = frozenset(table.subtree(d.elements[d.max_density_sum()[0]]))
     return region

@@ -145,10 +145,20 @@ class TreeEnsemble:
         # ``at`` is a node's index in the flat arrays, tree_base + slot; slot -> 2 slot +
         # 1 + right is at -> 2 at + (1 - tree_base) + right, without leaving the flat index
         down = 1 - tree_base
+        feature, threshold = self._feature, self._threshold
         at = np.broadcast_to(tree_base, (n, k))
-        for _ in range(self.depth):
-            go_right = flat_x.take(row_base + self._feature.take(at)) > self._threshold.take(at)
-            at = 2 * at + down + go_right
+        if self.depth:
+            # every row starts at the roots: their features are columns, read in one gather
+            roots = tree_base
+            go_right = flat_x.reshape(n, n_cols).take(feature.take(roots), axis=1) > threshold.take(roots)
+            at = 2 * roots + down + go_right
+        for _ in range(self.depth - 1):
+            idx = feature.take(at)
+            idx += row_base
+            go_right = flat_x.take(idx) > threshold.take(at)
+            at *= 2  # in place: ``at`` is this walk's own array from the first level on
+            at += down
+            at += go_right
         # the leaf of slot s of tree t sits at t * n_leaves + s - n_internal
         leaf = at + (np.arange(k, dtype=np.intp) * (self._n_leaves - self._stride) - self.n_internal)
         z = self.baseline + self._leaf_value.take(leaf).sum(axis=1)

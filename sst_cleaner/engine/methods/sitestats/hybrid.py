@@ -182,7 +182,7 @@ def _block_shape(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """What the block is: its size, links and position on the page."""
     blk = b.block
     return (
-        blk.link_chars / max(1, len(blk.text)),
+        pg.blink[bi],
         math.log1p(len(blk.text)),
         bi / pg.nb,
         math.log1p(blk.n_links),
@@ -227,17 +227,9 @@ def _density(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
 def _context(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     """The containers 1, 2 and 3 levels above the block, and its neighbours (a missing
     neighbour counts as all template, all links)."""
-    blocks = pg.pa.blocks
-    if bi > 0:
-        pb = blocks[bi - 1].block
-        prev = pg.btmpl[bi - 1], pb.link_chars / max(1, len(pb.text))
-    else:
-        prev = 1.0, 1.0
-    if bi + 1 < len(blocks):
-        nb = blocks[bi + 1].block
-        next_ = pg.btmpl[bi + 1], nb.link_chars / max(1, len(nb.text))
-    else:
-        next_ = 1.0, 1.0
+    btmpl, blink = pg.btmpl, pg.blink
+    prev = (btmpl[bi - 1], blink[bi - 1]) if bi > 0 else (1.0, 1.0)
+    next_ = (btmpl[bi + 1], blink[bi + 1]) if bi + 1 < len(btmpl) else (1.0, 1.0)
     return pg.above(b.block.element) + prev + next_
 
 
@@ -424,6 +416,8 @@ def _add_cohort(rows: list) -> None:
     FEATURE_NAMES) and fill in the cohort, in place. Chosen by leave-one-corpus-out over
     keeping the shares of all other pages beside the cohort ones."""
     cohort = max((f[_NODE_RATE] for _b, _s, f in rows), default=0.0)
+    if cohort == 0.0:  # every row holds it already (_POST_PLACEHOLDER): every page judged alone
+        return
     for _b, _s, f in rows:
         if cohort > 0:
             f[_REC] = min(1.0, f[_REC] / cohort)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import chain
 from typing import Hashable, Iterable, Optional
 
@@ -43,6 +43,7 @@ from lxml import etree
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, features_from_words, split_sentences, words
+from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
 try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
@@ -141,6 +142,15 @@ class PageAnalysis:
     #: every element of the page's body (see :func:`text_blocks`): held while the page
     #: is judged, so the later walks over it (CETD, the page context) find live proxies
     elements: list = field(default_factory=list, repr=False, compare=False)
+    #: the style paths of :func:`analyse_page` by id (each block's ``block.state``):
+    #: (parent id, label, tag, the element's own HINT_* bits), BODY's id 0
+    paths: list = field(default_factory=list, repr=False, compare=False)
+
+    @cached_property
+    def table(self) -> ElementTable:
+        """The body's :class:`ElementTable`, made once from :attr:`elements` for the
+        steps that judge the page (CETD, the page context)."""
+        return ElementTable(self.page.root, self.elements or None)
 
 
 # Words in class/id values that name what a container is, the way authors name them.
@@ -367,7 +377,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
-    return PageAnalysis(page, infos, fp, elements)
+    return PageAnalysis(page, infos, fp, elements, entries)
 
 
 def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
