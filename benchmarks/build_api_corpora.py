@@ -301,6 +301,24 @@ SITES = [
         "licence": "Apache-2.0",
     },
     {
+        "site": "jsoup",
+        "package": "libjsoup-java-doc",
+        "generator": "javadoc",
+        "roots": ["usr/share/doc/libjsoup-java/api"],
+        "url": lambda rel: "https://jsoup.org/apidocs/" + rel,
+        "template": (
+            "javadoc of OpenJDK 11 (the JDK 11 doclet's markup: camel-case classes, "
+            "`ul.blockList` member lists, `table.memberSummary`): top navbar, sub-nav with "
+            "summary/detail jump links and search box"
+        ),
+        "skip": javadoc_skip,
+        "skip_doc": "everything but class pages, as commons-lang3",
+        "container": JAVADOC_CONTAINER,
+        "exclude": _any(_is("div", "subTitle"), JAVADOC_EXCLUDE),
+        "rule": '`main[role=main]` − `div.subTitle` (the "Package x.y" line), `button`',
+        "licence": "MIT",
+    },
+    {
         "site": "cryptography",
         "package": "python-cryptography-doc",
         "generator": "sphinx",
