@@ -468,7 +468,7 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
     doubt = np.zeros(len(p), bool)
     if args.main_recurring:
         doubt |= has & (X[:, col("main_tmpl")] >= args.main_recurring) & main_matter(X)
-    if getattr(args, "wide_recurring", 0):
+    if args.wide_recurring:
         wide = (X[:, col("in_wide")] > 0.5) & (X[:, col("hint_boiler")] < 0.5)
         doubt |= has & (X[:, col("wide_tmpl")] >= args.wide_recurring) & wide
     site_p[doubt] = np.maximum(p[doubt], p[partner[doubt]])
@@ -481,7 +481,7 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
     if args.boiler_rule:
         boiler = recurring_boilerplate(X) & ~rows["is_page"]
         q[boiler | ((X[:, col("hint_boiler")] > 0.5) & (X[:, col("in_top")] < 0.5))] = 0.0
-    if getattr(args, "figure_rule", False):
+    if args.figure_rule:
         q[figure_text(rows)] = 0.0
     keep = q >= args.threshold
     if args.rescue:

@@ -171,17 +171,7 @@ class Densities:
         A text node is a DOM leaf: ``T`` = 0 -> 1 and no link tags below it; inside a link
         all its characters are link characters, so its CTD is ``log(1) = 0``.
         """
-        in_link = length < 0
-        c = -length if in_link else length
-        if kind == "td":
-            return float(c)
-        if in_link:
-            return 0.0
-        ratio = self.link_ratio
-        if ratio == 0.0:
-            return float(c)
-        # Eq. 2 with C = nLC = c, LC = 0, T = LT = 0 -> 1
-        return c * _log(c) / _log(_log(ratio * c + _E))
+        return self._run_density(kind)(length)
 
     def _run_density(self, kind: str) -> Callable[[int], float]:
         """:meth:`text_node_density` for one ``kind`` on this page, its page-wide terms
@@ -191,6 +181,7 @@ class Densities:
         ratio = self.link_ratio
         if ratio == 0.0:
             return lambda n: 0.0 if n < 0 else float(n)
+        # Eq. 2 with C = nLC = c, LC = 0, T = LT = 0 -> 1
         return lambda n: 0.0 if n < 0 else n * _log(n) / _log(_log(ratio * n + _E))
 
     # -- Eq. 5 -----------------------------------------------------------------------

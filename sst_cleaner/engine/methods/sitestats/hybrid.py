@@ -456,21 +456,16 @@ def _main_matter(f: list) -> bool:
     return f[_IN_MAIN] > 0.5 and f[_HINT_BOILER] < 0.5 and f[_LINK_DENSITY] < 0.5
 
 
-def _page_has_say(first: list) -> Callable[[list], bool]:
+def _page_has_say(first: list) -> Optional[Callable[[list], bool]]:
     """Which of a page's rows the page scorer may keep (see
-    HybridMethod._with_page_verdict), from the page's first row: none, those of the main
+    HybridMethod._with_page_verdict), from the page's first row: None, those of the main
     container where MAIN_RECURRING of it recurs, those of the wide one (not named as
     boilerplate, links too: an inherited member's name is a link) where WIDE_RECURRING of
     it does."""
     main = first[_MAIN_TMPL] >= MAIN_RECURRING
-    wide = first[_WIDE_TMPL] >= WIDE_RECURRING
-    if wide:
+    if first[_WIDE_TMPL] >= WIDE_RECURRING:
         return lambda f: (main and _main_matter(f)) or (f[_IN_WIDE] > 0.5 and f[_HINT_BOILER] < 0.5)
-    return _main_matter if main else _nothing
-
-
-def _nothing(f: list) -> bool:
-    return False
+    return _main_matter if main else None
 
 
 def _is_comment_prose(f: list, b: BlockInfo, s: SentenceInfo) -> bool:
@@ -549,10 +544,10 @@ class HybridMethod(SiteStatsModel):
         first = rows[0][2]
         trust = min(1.0, first[_COHORT] / COHORT_TRUSTED)
         say = _page_has_say(first)
-        if trust >= 1.0 and say is _nothing:
+        if trust >= 1.0 and say is None:
             return probs
         alone = self._judge(pa, None, plain)[1]
-        if say is not _nothing:
+        if say is not None:
             probs = [max(p, q) if say(f) else p for (_b, _s, f), p, q in zip(rows, probs, alone)]
         if trust < 1.0:
             probs = [trust * p + (1.0 - trust) * q for p, q in zip(probs, alone)]
@@ -590,7 +585,7 @@ class HybridMethod(SiteStatsModel):
         for (b, s, f), p in zip(rows, probs):
             if figures and f[_IN_FIGURE] > 0.5:
                 p = 0.0
-            if f[_HINT_BOILER] > 0.5 and (f[_IN_TOP] < 0.5 or (not alone and _recurring_boilerplate(f))):
+            if (f[_HINT_BOILER] > 0.5 and f[_IN_TOP] < 0.5) or (not alone and _recurring_boilerplate(f)):
                 p = 0.0
             if self.include_comments:
                 if _is_comment_prose(f, b, s):
