@@ -578,3 +578,34 @@ def test_where_the_main_container_recurs_the_page_s_verdict_keeps_its_matter(mon
     rows, probs = cleaner2._impl._score(pa, cleaner2._impl._page_view(pa))
     assert dict(zip(FEATURE_NAMES, rows[0][2]))["main_tmpl"] < hybrid.MAIN_RECURRING
     assert max(probs) == 0.0
+
+
+def test_the_share_of_code_type_text_tells_a_reference_page_from_an_article():
+    # inline code inside a paragraph counts, code nested in code counts once, and an
+    # article set in plain type has none
+    para = "Call <code>open_file()</code> and press <kbd>q</kbd> to leave the viewer when done."
+    page = "<html><body><main><h1>Files</h1><p>{}</p><pre>{}</pre></main></body></html>"
+    nested = _hint_row(SiteCleaner(), page.format(para, "<code>x = read()</code>"), "press")
+    flat = _hint_row(SiteCleaner(), page.format(para, "x = read()"), "press")
+    assert nested["page_mono_share"] == flat["page_mono_share"]
+    words = "Files Call open_file() and press q to leave the viewer when done. x = read()"
+    assert nested["page_mono_share"] == pytest.approx(len("open_file()q" + "x = read()") / len(words), abs=0.05)
+    # words shaped like code count whatever they are set in: open_file(), =, read()
+    assert nested["page_code_words"] == pytest.approx(3 / len(words.split()))
+    html, paras = site_page(3)
+    article = _hint_row(SiteCleaner(), html, paras[0][:40])
+    assert article["page_mono_share"] == 0.0 and article["page_code_words"] == 0.0
+
+
+def test_a_generator_that_sets_signatures_in_table_cells_still_reads_as_code():
+    rows = "".join(
+        f'<tr><td class="memItemLeft">const Matrix&lt;T&gt; &amp;</td><td class="memItemRight">'
+        f'<a href="#m{k}">solve_{k}</a>(const MatrixBase&lt;Rhs&gt; &amp;b) const</td></tr>'
+        for k in range(8)
+    )
+    html = (
+        f"<html><body><div class='contents'><p>Solves the linear system.</p><table>{rows}</table></div></body></html>"
+    )
+    row = _hint_row(SiteCleaner(), html, "linear system")
+    assert row["page_mono_share"] == 0.0
+    assert row["page_code_words"] > 0.3

@@ -8,6 +8,7 @@ the page; the feature groups (:mod:`.hybrid`) read it per block and per sentence
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Optional
 
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
@@ -26,6 +27,39 @@ if TYPE_CHECKING:
 
 
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
+
+#: elements whose text is set in code type: signatures, identifiers, commands
+_MONO = ("code", "pre", "tt", "kbd", "samp", "var")
+
+
+#: at the start of a word (looking at most 40 characters into it, so the scan stays
+#: linear): an identifier joined by an underscore or with an inner capital, a scope or
+#: arrow operator, an empty call, brackets, operators, a method call
+_CODE_WORD = re.compile(
+    r"(?<!\S)(?=\S{0,40}?(?:[A-Za-z0-9]_[A-Za-z0-9]|::|->|\(\)|[a-z][A-Z]|[<>{}\[\];=&*#]|\.[a-z_]{1,40}\())"
+)
+
+
+def code_word_share(texts: list) -> float:
+    """Share of the words of ``texts`` shaped like code: a reference manual's signatures
+    and identifiers, whatever markup its generator sets them in (tables, spans, code)."""
+    text = " ".join(texts)
+    return len(_CODE_WORD.findall(text)) / max(1, len(text.split()))
+
+
+def mono_chars(table: "ElementTable") -> int:
+    """Characters of the page's text inside code-type elements (the outermost of nested
+    ones only), its whitespace runs counted as one as in the blocks' text."""
+    chars = 0
+    end = -1  # the first element after the subtree last counted
+    index, size = table.index, table.size
+    for el in table.elements[0].iter(*_MONO):
+        i = index.get(el)
+        if i is None or i < end:
+            continue
+        end = i + size[i]
+        chars += len(" ".join("".join(el.itertext()).split()))
+    return chars
 
 
 class PageContext:
@@ -132,6 +166,8 @@ class PageContext:
         self.page_counts = page_counts  # sentence hash -> occurrences on the page
         self.page_link_share = link_total / max(1, total)
         self.page_code_share = code_chars / max(1, total)
+        self.page_mono_share = min(1.0, mono_chars(table) / max(1, total))
+        self.page_code_words = code_word_share([b.block.text for b in pa.blocks])
         self._above: dict = {}
 
     def like_siblings(self, parent: etree._Element, el: etree._Element) -> tuple[int, float]:

@@ -118,6 +118,11 @@ FEATURE_NAMES = (
     "dup_in_page",  # the sentence occurs more than once on the page
     "page_link_share",  # share of the page's text inside links
     "page_code_share",  # share of the page's text in pre, code and tables
+    # share of the page's text set in code type (code, pre, kbd...): a reference manual's
+    # signatures and names, never a news page's; where it is high, links and listings
+    # outside the prose container are the page's matter, where it is nil they are teasers
+    "page_mono_share",
+    "page_code_words",  # share of its words shaped like code (identifiers, operators)
     # records: the block's element or one of its two containers repeated as siblings of
     # one kind (teasers, gallery slides, list items, paragraphs), and how long they are
     "log_same_sibs",  # the most siblings of one tag and class among the three levels
@@ -159,10 +164,20 @@ def _features(*names: str) -> Callable[[_Group], _Group]:
     return declare
 
 
-@_features("bias", "page_tmpl", "log_page_chars", "page_link_share", "page_code_share")
+@_features(
+    "bias", "page_tmpl", "log_page_chars", "page_link_share", "page_code_share", "page_mono_share", "page_code_words"
+)
 def _page_level(pg: PageContext) -> tuple:
     """The same for every sentence of the page."""
-    return 1.0, pg.page_tmpl, pg.log_page_chars, pg.page_link_share, pg.page_code_share
+    return (
+        1.0,
+        pg.page_tmpl,
+        pg.log_page_chars,
+        pg.page_link_share,
+        pg.page_code_share,
+        pg.page_mono_share,
+        pg.page_code_words,
+    )
 
 
 @_features("node_share", "node_rate", "node_new")
