@@ -41,7 +41,10 @@ _BLOCK, _ANCHOR = 1, 2  # what an open element is, for its end event
 
 
 def text_blocks(
-    root: etree._Element, annotate: Optional[Annotate] = None, elements: Optional[list] = None
+    root: etree._Element,
+    annotate: Optional[Annotate] = None,
+    elements: Optional[list] = None,
+    nodes: Optional[tuple[list, list, list]] = None,
 ) -> list[TextBlock]:
     """Cut the subtree under ``root`` into text blocks (iterative, document order).
 
@@ -55,7 +58,10 @@ def text_blocks(
 
     ``elements``, when given, gets every element below ``root`` in document order: a
     caller that walks the page again holding them walks lxml's live element proxies
-    instead of making new ones, which costs about half as much.
+    instead of making new ones, which costs about half as much. ``nodes``, when given
+    with ``elements``, gets their tags, texts and tails in the same order: what the walk
+    reads of each element anyway, so that a later walk (CETD's counts) reads lists
+    instead of asking lxml again (each read makes a new string).
     """
     # kept whole (over 60 lines): it runs per element of every page, where helper calls
     # cost measurable time
@@ -76,6 +82,10 @@ def text_blocks(
     kinds: list[int] = []  # _BLOCK, _ANCHOR or 0 for every open element below root
     push_state, pop_state = states.append, states.pop
     push_kind, pop_kind = kinds.append, kinds.pop
+    # every open element's tail, read with its start event (one read serves the
+    # recorded ``nodes`` and the end event)
+    tails: list = []
+    push_tail, pop_tail = tails.append, tails.pop
     anchor_depth = 0
     # link chars are counted on the raw parts (in ``cur[3]``), then capped after
     # normalisation
@@ -84,11 +94,22 @@ def text_blocks(
     if root.text:
         cur_parts.append(root.text)
     keep = elements.append if elements is not None else None
+    if keep is not None and nodes is not None:
+        keep_tag, keep_text, keep_tail = nodes[0].append, nodes[1].append, nodes[2].append
+    else:
+        nodes = None
     for event, el in walk:
         if event == "start":
+            tag = el.tag
+            text = el.text
+            tail = el.tail
+            push_tail(tail)
             if keep is not None:
                 keep(el)
-            tag = el.tag
+                if nodes is not None:
+                    keep_tag(tag)
+                    keep_text(text)
+                    keep_tail(tail)
             if tag in block_tags:
                 state = annotate(el, states[-1]) if annotate is not None else None
                 push_state(state)
@@ -108,7 +129,6 @@ def text_blocks(
                     push_kind(0)
                     if tag == "br":
                         cur_parts.append("\n")
-            text = el.text
             if text:
                 cur_parts.append(text)
                 if anchor_depth:
@@ -124,7 +144,7 @@ def text_blocks(
                 stack.pop()
                 cur = stack[-1]
                 cur_parts = cur[1]
-            tail = el.tail
+            tail = pop_tail()
             if tail:
                 cur_parts.append(tail)
                 if anchor_depth:

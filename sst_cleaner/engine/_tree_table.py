@@ -23,11 +23,14 @@ class ElementTable:
     ``parent``: the position of each one's parent (-1 for the root); ``size``: elements
     in each one's subtree, itself included. Never mutated once made."""
 
-    __slots__ = ("elements", "index", "parent", "size")
+    __slots__ = ("elements", "index", "parent", "size", "_nodes")
 
-    def __init__(self, root: etree._Element, below: Optional[list] = None):
+    def __init__(
+        self, root: etree._Element, below: Optional[list] = None, nodes: Optional[tuple[list, list, list]] = None
+    ):
         """``below``: every element under ``root`` in document order, when a walk has
-        collected them already (:func:`~sst_cleaner.engine._segment.text_blocks`)."""
+        collected them already (:func:`~sst_cleaner.engine._segment.text_blocks`), and
+        ``nodes`` their tags, texts and tails when it read those too."""
         if below is None:
             below = [el for el in root.iter() if isinstance(el.tag, str)][1:]
         elements = [root]
@@ -43,6 +46,17 @@ class ElementTable:
         self.index = index
         self.parent = parent
         self.size = size
+        self._nodes: Optional[tuple[list, list, list]] = None
+        if nodes is not None and all(len(a) == len(below) for a in nodes):
+            self._nodes = [root.tag] + nodes[0], [root.text] + nodes[1], [root.tail] + nodes[2]
+
+    def nodes(self) -> tuple[list, list, list]:
+        """Every element's tag, text and tail, in the order of ``elements`` (read from
+        lxml here unless the walk that made the table read them)."""
+        if self._nodes is None:
+            elements = self.elements
+            self._nodes = [el.tag for el in elements], [el.text for el in elements], [el.tail for el in elements]
+        return self._nodes
 
     def subtree(self, el: etree._Element) -> list:
         """``el`` and every element below it, in document order (walked for an element

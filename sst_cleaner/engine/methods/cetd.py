@@ -293,12 +293,13 @@ def _own_counts(table: ElementTable, ignore: Optional[IgnoreFn], inline_tags: bo
     add_c, add_lc, add_runs = C.append, LC.append, runs.append
     add_flags, add_t_step = flags.append, t_step.append
     parent = table.parent
-    for i, el in enumerate(table.elements):
-        tag = el.tag
+    elements = table.elements
+    tags, texts, tails = table.nodes()
+    for i, tag in enumerate(tags):
         if i:
             p = parent[i]
             f = flags[p]
-            tail = el.tail
+            tail = tails[i]
             # characters of a text node: whitespace collapsed and trimmed, as the paper
             # counts (Example 3.2: "Though the value of the company was" is 35)
             n = len(" ".join(tail.split())) if tail and not f & _IN_IGNORED else 0
@@ -318,12 +319,12 @@ def _own_counts(table: ElementTable, ignore: Optional[IgnoreFn], inline_tags: bo
             f = 0
         if tag in LINK_TAGS:
             f |= _IN_LINK
-        if ignore is not None and not f & _IN_IGNORED and ignore(el):
+        if ignore is not None and not f & _IN_IGNORED and ignore(elements[i]):
             f |= _IN_IGNORED
             ignored.append(i)
         add_flags(f)
         add_t_step(1 if inline_tags or f & _IN_LINK or tag in BLOCK_TAGS else 0)
-        text = el.text
+        text = texts[i]
         n = len(" ".join(text.split())) if text and not f & _IN_IGNORED else 0
         add_c(n)
         if n and f & _IN_LINK:

@@ -145,12 +145,14 @@ class PageAnalysis:
     #: the style paths of :func:`analyse_page` by id (each block's ``block.state``):
     #: (parent id, label, tag, the element's own HINT_* bits), BODY's id 0
     paths: list = field(default_factory=list, repr=False, compare=False)
+    #: the tags, texts and tails of :attr:`elements`, read by the same walk
+    nodes: Optional[tuple[list, list, list]] = field(default=None, repr=False, compare=False)
 
     @cached_property
     def table(self) -> ElementTable:
         """The body's :class:`ElementTable`, made once from :attr:`elements` for the
         steps that judge the page (CETD, the page context)."""
-        return ElementTable(self.page.root, self.elements or None)
+        return ElementTable(self.page.root, self.elements or None, self.nodes)
 
 
 # Words in class/id values that name what a container is, the way authors name them.
@@ -366,7 +368,8 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
     elements: list = []
-    for blk in text_blocks(root, annotate, elements):
+    nodes: tuple[list, list, list] = ([], [], [])
+    for blk in text_blocks(root, annotate, elements, nodes):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue
@@ -377,7 +380,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
     fp = _digest(" ".join(all_hashes))
-    return PageAnalysis(page, infos, fp, elements, entries)
+    return PageAnalysis(page, infos, fp, elements, entries, nodes)
 
 
 def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
