@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Optional
 
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
@@ -32,19 +33,25 @@ _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is 
 _MONO = ("code", "pre", "tt", "kbd", "samp", "var")
 
 
-#: at the start of a word (looking at most 40 characters into it, so the scan stays
-#: linear): an identifier joined by an underscore or with an inner capital, a scope or
-#: arrow operator, an empty call, brackets, operators, a method call
-_CODE_WORD = re.compile(
-    r"(?<!\S)(?=\S{0,40}?(?:[A-Za-z0-9]_[A-Za-z0-9]|::|->|\(\)|[a-z][A-Z]|[<>{}\[\];=&*#]|\.[a-z_]{1,40}\())"
-)
+#: a mark of code inside a word: an identifier joined by an underscore or with an inner
+#: capital, a scope or arrow operator, an empty call, brackets, operators, a method call
+_CODE_MARK = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|::|->|\(\)|[a-z][A-Z]|[<>{}\[\];=&*#]|\.[a-z_]{1,40}\(")
 
 
 def code_word_share(texts: list) -> float:
-    """Share of the words of ``texts`` shaped like code: a reference manual's signatures
-    and identifiers, whatever markup its generator sets them in (tables, spans, code)."""
-    text = " ".join(texts)
-    return len(_CODE_WORD.findall(text)) / max(1, len(text.split()))
+    """Share of the words of ``texts`` shaped like code (a mark of code starting within
+    its first 41 characters): a reference manual's signatures and identifiers, whatever
+    markup its generator sets them in (tables, spans, code)."""
+    words = " ".join(texts).split()
+    search = _CODE_MARK.search
+    n = 0
+    for word, k in Counter(words).items():  # each distinct word tested once
+        if word.isalpha() and (word.islower() or word.isupper() or word.istitle()):
+            continue  # letters only, no lower-case letter before a capital: no mark
+        m = search(word)
+        if m is not None and m.start() <= 40:
+            n += k
+    return n / max(1, len(words))
 
 
 def mono_chars(table: "ElementTable") -> int:
