@@ -456,6 +456,21 @@ def figure_text(rows) -> np.ndarray:
     return fig & small
 
 
+def names_say(rows) -> np.ndarray:
+    """Rows of pages whose prose container is not itself named as boilerplate (by words):
+    elsewhere names outside it say nothing (see hybrid._apply_rules)."""
+    X, col = rows["X"], FEATURE_NAMES.index
+    top = X[:, col("in_top")] > 0.5
+    named = X[:, col("hint_boiler")] > 0.5
+    top_words: dict = defaultdict(float)
+    named_words: dict = defaultdict(float)
+    for pid, w, t, n in zip(rows["pid"], rows["w"], top, named):
+        if t:
+            top_words[pid] += w
+            named_words[pid] += w * n
+    return np.array([not (top_words[pid] and 2 * named_words[pid] >= top_words[pid]) for pid in rows["pid"]])
+
+
 def product_verdict(p, rows, partner, args) -> np.ndarray:
     """What the method keeps, from held-out probabilities ``p``: site rows blended with
     the page scorer's verdict by the cohort's trust (--cohort-trust), the two convention
@@ -480,7 +495,8 @@ def product_verdict(p, rows, partner, args) -> np.ndarray:
         q[X[:, col("hint_comment")] > 0.5] = 0.0
     if args.boiler_rule:
         boiler = recurring_boilerplate(X) & ~rows["is_page"]
-        q[boiler | ((X[:, col("hint_boiler")] > 0.5) & (X[:, col("in_top")] < 0.5))] = 0.0
+        outside = (X[:, col("hint_boiler")] > 0.5) & (X[:, col("in_top")] < 0.5) & names_say(rows)
+        q[boiler | outside] = 0.0
     if args.figure_rule:
         q[figure_text(rows)] = 0.0
     keep = q >= args.threshold

@@ -609,3 +609,27 @@ def test_a_generator_that_sets_signatures_in_table_cells_still_reads_as_code():
     row = _hint_row(SiteCleaner(), html, "linear system")
     assert row["page_mono_share"] == 0.0
     assert row["page_code_words"] > 0.3
+
+
+def test_outside_a_prose_container_named_as_boilerplate_names_say_nothing(monkeypatch):
+    # a blog whose posts and sidebar boxes are all "widget"s: the profile box, full of
+    # commas, reads as the page's prose container; the post beside it, in a container
+    # named as boilerplate too, is left to the scorer rather than dropped by its name
+    rng = random.Random(5)
+    post = prose(rng, 12)
+    outlets = ", ".join(f"the Daily Paper number {k}" for k in range(12))
+    html = (
+        "<html><body><div id='main-wrapper'><div class='widget Blog'><div class='post'>"
+        f"<div class='post-body'><div>{''.join(f'<span>{p}</span><br/>' for p in post)}</div></div></div></div></div>"
+        "<div id='sidebar-wrapper'><div class='widget Profile'><dl class='profile-datablock'>"
+        f"<dd>My work has appeared in {outlets}.</dd><dd>Before that I was, in order, {outlets}.</dd>"
+        "</dl></div><div class='widget BlogArchive'><ul>"
+        + "".join(f"<li><a href='/2012/{k}'>Archive of the month number {k}</a></li>" for k in range(24))
+        + "</ul></div></div></body></html>"
+    )
+    cleaner = SiteCleaner()
+    assert _hint_row(cleaner, html, "Daily Paper number 3")["in_top"] == 1.0
+    assert _hint_row(cleaner, html, post[0][:30])["hint_boiler"] == 1.0
+    monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
+    text = cleaner.clean(html).text
+    assert all(p in text for p in post), text

@@ -592,15 +592,21 @@ class HybridMethod(SiteStatsModel):
         names, dates and reply links around it, inside the page's main prose container
         too (a thread nested in the article's container), unless ``include_comments``
         keeps all comment prose. A name only the page's wrapper carries says nothing
-        (see local_hints). A figure's text (captions, photo credits) goes too, unless
+        (see local_hints), nor do names outside a prose container that is itself named
+        as boilerplate (a blog's comma-rich profile box chosen over the post, both in
+        "widget" containers). A figure's text (captions, photo credits) goes too, unless
         figures hold half of the page's words: then they are what the page is."""
         out = []
         words = sum(s.n_words for _b, s, _f in rows)
         figures = words > 2 * sum(s.n_words for _b, s, f in rows if f[_IN_FIGURE] > 0.5)
+        top = [(s.n_words, f[_HINT_BOILER] > 0.5) for _b, s, f in rows if f[_IN_TOP] > 0.5]
+        top_words = sum(n for n, _named in top)
+        names_say = not (top_words and 2 * sum(n for n, named in top if named) >= top_words)
         for (b, s, f), p in zip(rows, probs):
             if figures and f[_IN_FIGURE] > 0.5:
                 p = 0.0
-            if (f[_HINT_BOILER] > 0.5 and f[_IN_TOP] < 0.5) or (not alone and _recurring_boilerplate(f)):
+            outside = names_say and f[_HINT_BOILER] > 0.5 and f[_IN_TOP] < 0.5
+            if outside or (not alone and _recurring_boilerplate(f)):
                 p = 0.0
             if self.include_comments:
                 if _is_comment_prose(f, b, s):
