@@ -140,6 +140,9 @@ def test_class_and_id_hints_match_at_word_starts_only():
     assert not _hint_bits('class="correspond"') & 1
     assert not _hint_bits('id="getlogin"') & 2  # HINT_BOILER ("login")
     assert _hint_bits('class="login-box"') & 2
+    # a documentation theme's previous / next links, and its content wrapper beside them
+    assert _hint_bits('class="docs-navigation-links" id="docs-bottom-navigation"') & 2
+    assert not _hint_bits('class="wy-nav-content"') & 2
     # an id in capitals is an anchor made from a title (DocBook), not a container's name
     assert _hint_bits('id="SQL-COMMENT"') == 0
     assert _hint_bits('class="refentry" id="SQL-COMMENT"') == 0

@@ -176,6 +176,7 @@ _HINT_WORDS = (
             "sidebar",
             "footer",
             "navbar",
+            "navigation",
             "menu",
             "breadcrumb",
             "widget",
