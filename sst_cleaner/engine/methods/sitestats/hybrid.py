@@ -434,9 +434,8 @@ def _add_cohort(rows: list) -> None:
     if cohort == 0.0:  # every row holds it already (_POST_PLACEHOLDER): every page judged alone
         return
     for _b, _s, f in rows:
-        if cohort > 0:
-            f[_REC] = min(1.0, f[_REC] / cohort)
-            f[_NODE_RATE] = f[_NODE_RATE] / cohort
+        f[_REC] = min(1.0, f[_REC] / cohort)
+        f[_NODE_RATE] = f[_NODE_RATE] / cohort
         f[_COHORT] = cohort
 
 
