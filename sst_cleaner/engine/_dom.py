@@ -403,7 +403,9 @@ def _sanitize_text(text: str) -> str:
         text = text.replace("\x00", "")
         data = text.encode("utf-8")
     scan = data.translate(_SCAN_BYTES)
-    if b"\x00" in scan or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
+    # U+FFFE / U+FFFF looked for in the str: a one-character search, where their three
+    # UTF-8 bytes are a slow multi-byte search
+    if b"\x00" in scan or "\ufffe" in text or "\uffff" in text:
         text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
     # _may_hold_run's test, on the bytes already scanned (the replacements above only
     # break runs)
@@ -459,7 +461,7 @@ def parse_html(
     if doc is None:
         doc = _fromstring("<html><body></body></html>", _parsers()[0])
     title = ""
-    title_el = next(doc.iter("title"), None)  # the first in document order, as .//title
+    title_el = _first_title(doc)
     if title_el is not None:
         title = normalize_space("".join(title_el.itertext()))
     # invisible subtrees first (C-level), so that the caps count what a reader sees
@@ -521,6 +523,18 @@ def _cap_tree_runs(doc: etree._Element) -> None:
             el.tail = cap_nonstarter_runs(el.tail)
 
 
+def _first_title(doc: etree._Element) -> Optional[etree._Element]:
+    """The first ``title`` in document order, as ``.//title``, looked for in the head
+    first: lxml's iterator looks one match ahead, so a page's only title costs a walk of
+    the whole tree, where one in the leading head ends the search there."""
+    head = doc[0] if doc.tag != "title" and len(doc) else None
+    if head is not None and head.tag == "head":
+        found = next(head.iter("title"), None)
+        if found is not None:
+            return found
+    return next(doc.iter("title"), None)
+
+
 def _cut_at_tag(data: AnyStr, limit: int) -> AnyStr:
     """``data[:limit]``, moved back to just before the last ``<`` if that is not too far,
     so that no tag is cut in half."""
@@ -567,10 +581,11 @@ def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
 _UPPER = "ABDEHILNOPSTVY"  # the letters of the two hiding declarations
 # (form feed, the fifth CSS space, cannot reach the tree: it is not an XML character)
 _STYLE_KEY = f"translate(., '{_UPPER} \t\n\r', '{_UPPER.lower()}')"
+# (``/descendant::*/@x`` selects what ``//@x`` does, without visiting every text node)
 _HIDING_ATTRS = etree.XPath(
-    "//@hidden"
-    f" | //@style[contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')]"
-    " | //@aria-hidden[. = 'true']"
+    "/descendant::*/@hidden"
+    f" | /descendant::*/@style[contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')]"
+    " | /descendant::*/@aria-hidden[. = 'true']"
 )
 
 

@@ -12,7 +12,8 @@ from typing import Iterable
 
 from lxml import etree
 
-_COUNT_ELEMENTS = etree.XPath("count(//*)")
+# every element (as ``//*``), without the descendant-or-self step over text nodes
+_COUNT_ELEMENTS = etree.XPath("count(/descendant::*)")
 
 #: a block's own text shorter than this is "near-empty": one or two characters
 #: (a bullet, a digit, a lone letter), never a word a reader would miss in a paragraph
