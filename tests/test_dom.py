@@ -59,6 +59,22 @@ def test_hidden_attribute_and_inline_hiding_styles_are_dropped():
     assert body_text(html) == "kept kept2 kept3"
 
 
+def test_hiding_styles_in_capitals_are_found():
+    # a style without "y" is passed over early: a capital Y must not be
+    html = (
+        "<body><p>kept</p><div style='DISPLAY:NONE'>gone1</div>"
+        "<div style='VISIBILIT\nY : HIDDEN'>gone2</div><div style='WIDTH:1PX'>kept2</div></body>"
+    )
+    assert body_text(html) == "kept kept2"
+
+
+def test_title_is_the_first_in_document_order():
+    # looked for in the head first; a page whose head has none takes the body's first
+    assert parse_html("<html><body><p>x</p><title>A</title><title>B</title></body></html>").title == "A"
+    assert parse_html("<html><head><meta name=x></head><body><title>C</title></body></html>").title == "C"
+    assert parse_html("<title>D</title><p>x</p><title>E</title>").title == "D"
+
+
 def test_aria_hidden_drops_only_empty_decorations():
     # icons are aria-hidden and textless; text marked aria-hidden is still on screen
     html = (

@@ -513,8 +513,13 @@ def _cap_tree_runs(doc: etree._Element) -> None:
     tails, so runs can appear after the text was capped; a method tokenising a raw text
     node would spend seconds in NFKC. One C-level concatenation and one regex search
     decide whether any text node needs it."""
-    text = doc.xpath("string()")
-    if text.isascii() or not _may_hold_run(text) or not _run_pattern(text).search(text):
+    # the text of every node (as XPath's string()), written by libxml2 as UTF-8: the
+    # bytes _may_hold_run looks at, without making and encoding a str
+    data = etree.tostring(doc, method="text", encoding="utf-8", with_tail=False)
+    if data.isascii() or _HIGH_RUN not in data.translate(_HIGH_BYTES):
+        return
+    text = data.decode("utf-8")
+    if not _run_pattern(text).search(text):
         return
     for el in doc.iter():
         if el.text and not el.text.isascii():
@@ -581,10 +586,13 @@ def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
 _UPPER = "ABDEHILNOPSTVY"  # the letters of the two hiding declarations
 # (form feed, the fifth CSS space, cannot reach the tree: it is not an XML character)
 _STYLE_KEY = f"translate(., '{_UPPER} \t\n\r', '{_UPPER.lower()}')"
-# (``/descendant::*/@x`` selects what ``//@x`` does, without visiting every text node)
+# ``/descendant::*/@x`` selects what ``//@x`` does, without visiting every text node. Both
+# declarations hold a "y", which only a "y" or "Y" of the style gives the key: styles
+# without one (most: widths, colours, margins) are passed without the two translations.
+_HIDING_STYLE = f"contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')"
 _HIDING_ATTRS = etree.XPath(
     "/descendant::*/@hidden"
-    f" | /descendant::*/@style[contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')]"
+    f" | /descendant::*/@style[(contains(., 'y') or contains(., 'Y')) and ({_HIDING_STYLE})]"
     " | /descendant::*/@aria-hidden[. = 'true']"
 )
 
