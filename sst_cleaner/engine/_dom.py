@@ -300,9 +300,11 @@ class PreparedPage:
 # any string holding one (a method making a text node from page text would crash)
 _NON_XML_CHARS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
-# A start tag, tokenised the HTML way (quoted values may hold ">"), with atomic groups and
-# possessive repeats only (Python 3.11): no backtracking, linear on any input.
-_ATTR = r"""[^\s/>=][^\s/>=]*+(?>\s*+=\s*+(?>"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
+# A start tag, tokenised the HTML way (quoted values may hold ">"), with possessive
+# repeats only (Python 3.11): no backtracking, linear on any input. (Nothing follows the
+# value's alternation inside the possessive group, so it needs no atomic group of its
+# own: fewer opcodes per attribute.)
+_ATTR = r"""[^\s/>=]++(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
 _START_TAG = re.compile(r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r")*+")
 _ONE_ATTR = re.compile(r"[\s/]++" + _ATTR)
 
@@ -317,11 +319,12 @@ def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
     ``_START_TAG``; a tag with ``max_attributes`` or more ends the run."""
     pat = _SHORT_TAGS.get(max_attributes)
     if pat is None:
-        tag = (
-            r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+"
-            r"(?![\s/]++" + _ATTR + r")"
-        )
-        pat = re.compile(r"(?:[^<]++|<(?![A-Za-z])|" + tag + r")*+")
+        # text runs between the "<"s, so that each "<" is tried once, not after a failed
+        # text branch; a tag name followed by ">" is taken whole, without the attribute
+        # repeat and its look-ahead (an ordinary page's tags without attributes)
+        attrs = r"(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+(?![\s/]++" + _ATTR + r")"
+        tag = r"<(?:(?![A-Za-z])|[A-Za-z][^\s/>]*+(?:>|" + attrs + r"))"
+        pat = re.compile(r"[^<]*+(?:" + tag + r"[^<]*+)*+")
         if len(_SHORT_TAGS) < 8:
             _SHORT_TAGS[max_attributes] = pat
     return pat
