@@ -28,7 +28,7 @@ from lxml import etree
 
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 from sst_cleaner.engine._stray_tags import drop_stray_document_tags
-from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks
+from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks, count_elements
 
 #: elements whose content is never visible text. Not ``object``: what it holds besides
 #: its ``param``s is fallback content, shown whenever the embedded thing cannot be (every
@@ -470,14 +470,16 @@ def parse_html(
     # invisible subtrees first (C-level), so that the caps count what a reader sees
     etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
     etree.strip_tags(doc, *VOID_MISPARSED_TAGS)
-    dropped = cap_elements(doc, limits.max_elements)
+    n_elements = count_elements(doc)
+    dropped = cap_elements(doc, limits.max_elements, n_elements)
     truncated = truncated or dropped > 0
     # without the deep re-parse, libxml2 has already kept the tree within depth 256
     if deep or limits.max_depth < LIBXML2_MAX_DEPTH:
         dropped += cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
     _drop_hidden(doc)  # the invisible tags are already gone
     # after the hidden ones are gone: what is capped is what a reader would see
-    tiny_dropped = cap_tiny_blocks(doc, BLOCK_TAGS, limits.max_tiny_blocks)
+    # (the steps since the count only removed elements: it still bounds them)
+    tiny_dropped = cap_tiny_blocks(doc, BLOCK_TAGS, limits.max_tiny_blocks, n_elements)
     dropped += tiny_dropped
     truncated = truncated or tiny_dropped > 0
     # character references and joined tails can make new runs of combining marks
