@@ -148,3 +148,13 @@ def test_a_document_pasted_into_the_body_does_not_end_the_page():
     page = parse_html(html)
     assert element_text(page.root) == "Section Buy now The article starts after the banner. And goes on."
     assert page.title == "Story"  # the page's own title, not the pasted one
+
+
+def test_paths_are_the_same_after_the_steps_are_forgotten():
+    page = parse_html("<body><div><p>a</p><p>b</p><ul><li>c</li></ul></div><div><p>d</p></div></body>")
+    els = list(page.root.iter("p", "li"))
+    first = [page.xpath_of(el) for el in els]
+    assert first == [page.tree.getpath(el) for el in els]
+    page.forget_steps()
+    page._paths.clear()  # named again from scratch, not from the memo
+    assert [page.xpath_of(el) for el in els] == first

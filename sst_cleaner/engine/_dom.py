@@ -254,6 +254,13 @@ class PreparedPage:
             paths[node] = prefix
         return prefix
 
+    def forget_steps(self) -> None:
+        """Drop the sibling steps :meth:`xpath_of` memoised (it makes them again if asked):
+        they hold a proxy for every child of every parent it named, which would otherwise
+        live as long as the result, and count towards the collections the cyclic garbage
+        collector runs when it resumes after a clean."""
+        self._steps = {}
+
     def element_at(self, path: str) -> Optional[etree._Element]:
         """The element :meth:`xpath_of` named ``path`` (None if there is none).
 
