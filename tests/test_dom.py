@@ -59,6 +59,22 @@ def test_hidden_attribute_and_inline_hiding_styles_are_dropped():
     assert body_text(html) == "kept kept2 kept3"
 
 
+def test_hiding_styles_in_capitals_are_found():
+    # a style without "y" is passed over early: a capital Y must not be
+    html = (
+        "<body><p>kept</p><div style='DISPLAY:NONE'>gone1</div>"
+        "<div style='VISIBILIT\nY : HIDDEN'>gone2</div><div style='WIDTH:1PX'>kept2</div></body>"
+    )
+    assert body_text(html) == "kept kept2"
+
+
+def test_title_is_the_first_in_document_order():
+    # looked for in the head first; a page whose head has none takes the body's first
+    assert parse_html("<html><body><p>x</p><title>A</title><title>B</title></body></html>").title == "A"
+    assert parse_html("<html><head><meta name=x></head><body><title>C</title></body></html>").title == "C"
+    assert parse_html("<title>D</title><p>x</p><title>E</title>").title == "D"
+
+
 def test_aria_hidden_drops_only_empty_decorations():
     # icons are aria-hidden and textless; text marked aria-hidden is still on screen
     html = (
@@ -132,3 +148,13 @@ def test_a_document_pasted_into_the_body_does_not_end_the_page():
     page = parse_html(html)
     assert element_text(page.root) == "Section Buy now The article starts after the banner. And goes on."
     assert page.title == "Story"  # the page's own title, not the pasted one
+
+
+def test_paths_are_the_same_after_the_steps_are_forgotten():
+    page = parse_html("<body><div><p>a</p><p>b</p><ul><li>c</li></ul></div><div><p>d</p></div></body>")
+    els = list(page.root.iter("p", "li"))
+    first = [page.xpath_of(el) for el in els]
+    assert first == [page.tree.getpath(el) for el in els]
+    page.forget_steps()
+    page._paths.clear()  # named again from scratch, not from the memo
+    assert [page.xpath_of(el) for el in els] == first

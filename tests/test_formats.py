@@ -151,6 +151,33 @@ def test_permalink_rule_keeps_word_anchors():
     assert verdicts == [False, True, True, False]
 
 
+@pytest.mark.parametrize(
+    "marks",
+    [
+        "HeaderLink",
+        "PERMA-LINK",
+        "anchor-link",
+        "Heading-Anchor",
+        "anchorJS",
+        "headerl\u0130nk",
+        "headerl\u0131nk",
+        "anchorj\u017f",
+        "headerlin\u212a",
+        "ANCHOR\u212a",
+        "anchor  link",
+        "link anchor",
+        "\u00e9 permalink \u00e9",
+        "headerli\u0307nk",
+        "",
+        "  ",
+    ],
+)
+def test_permalink_words_are_found_as_the_case_blind_regex_finds_them(marks):
+    from sst_cleaner.engine._formats import _PERMALINK_WORDS, _names_permalink
+
+    assert _names_permalink(marks) == (_PERMALINK_WORDS.search(marks) is not None)
+
+
 def test_a_result_without_its_page_still_has_formats():
     r = CleanResult(text="one <two>\nthree", sentences=[], blocks=[], method="x")
     assert r.markdown == r.text

@@ -307,6 +307,7 @@ class SiteCleaner:
                 result.status = "truncated"
             result.text = rewrite_text(result.text, result.blocks, page)
         result.page = page
+        page.forget_steps()  # before the collector resumes (see PreparedPage.forget_steps)
         if not isinstance(html, PreparedPage):
             result.source = html
         return result

@@ -28,7 +28,7 @@ from lxml import etree
 
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 from sst_cleaner.engine._stray_tags import drop_stray_document_tags
-from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks
+from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks, count_elements
 
 #: elements whose content is never visible text. Not ``object``: what it holds besides
 #: its ``param``s is fallback content, shown whenever the embedded thing cannot be (every
@@ -254,6 +254,13 @@ class PreparedPage:
             paths[node] = prefix
         return prefix
 
+    def forget_steps(self) -> None:
+        """Drop the sibling steps :meth:`xpath_of` memoised (it makes them again if asked):
+        they hold a proxy for every child of every parent it named, which would otherwise
+        live as long as the result, and count towards the collections the cyclic garbage
+        collector runs when it resumes after a clean."""
+        self._steps = {}
+
     def element_at(self, path: str) -> Optional[etree._Element]:
         """The element :meth:`xpath_of` named ``path`` (None if there is none).
 
@@ -300,9 +307,11 @@ class PreparedPage:
 # any string holding one (a method making a text node from page text would crash)
 _NON_XML_CHARS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
-# A start tag, tokenised the HTML way (quoted values may hold ">"), with atomic groups and
-# possessive repeats only (Python 3.11): no backtracking, linear on any input.
-_ATTR = r"""[^\s/>=][^\s/>=]*+(?>\s*+=\s*+(?>"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
+# A start tag, tokenised the HTML way (quoted values may hold ">"), with possessive
+# repeats only (Python 3.11): no backtracking, linear on any input. (Nothing follows the
+# value's alternation inside the possessive group, so it needs no atomic group of its
+# own: fewer opcodes per attribute.)
+_ATTR = r"""[^\s/>=]++(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
 _START_TAG = re.compile(r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r")*+")
 _ONE_ATTR = re.compile(r"[\s/]++" + _ATTR)
 
@@ -317,11 +326,12 @@ def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
     ``_START_TAG``; a tag with ``max_attributes`` or more ends the run."""
     pat = _SHORT_TAGS.get(max_attributes)
     if pat is None:
-        tag = (
-            r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+"
-            r"(?![\s/]++" + _ATTR + r")"
-        )
-        pat = re.compile(r"(?:[^<]++|<(?![A-Za-z])|" + tag + r")*+")
+        # text runs between the "<"s, so that each "<" is tried once, not after a failed
+        # text branch; a tag name followed by ">" is taken whole, without the attribute
+        # repeat and its look-ahead (an ordinary page's tags without attributes)
+        attrs = r"(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+(?![\s/]++" + _ATTR + r")"
+        tag = r"<(?:(?![A-Za-z])|[A-Za-z][^\s/>]*+(?:>|" + attrs + r"))"
+        pat = re.compile(r"[^<]*+(?:" + tag + r"[^<]*+)*+")
         if len(_SHORT_TAGS) < 8:
             _SHORT_TAGS[max_attributes] = pat
     return pat
@@ -403,7 +413,9 @@ def _sanitize_text(text: str) -> str:
         text = text.replace("\x00", "")
         data = text.encode("utf-8")
     scan = data.translate(_SCAN_BYTES)
-    if b"\x00" in scan or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
+    # U+FFFE / U+FFFF looked for in the str: a one-character search, where their three
+    # UTF-8 bytes are a slow multi-byte search
+    if b"\x00" in scan or "\ufffe" in text or "\uffff" in text:
         text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
     # _may_hold_run's test, on the bytes already scanned (the replacements above only
     # break runs)
@@ -459,20 +471,22 @@ def parse_html(
     if doc is None:
         doc = _fromstring("<html><body></body></html>", _parsers()[0])
     title = ""
-    title_el = next(doc.iter("title"), None)  # the first in document order, as .//title
+    title_el = _first_title(doc)
     if title_el is not None:
         title = normalize_space("".join(title_el.itertext()))
     # invisible subtrees first (C-level), so that the caps count what a reader sees
     etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
     etree.strip_tags(doc, *VOID_MISPARSED_TAGS)
-    dropped = cap_elements(doc, limits.max_elements)
+    n_elements = count_elements(doc)
+    dropped = cap_elements(doc, limits.max_elements, n_elements)
     truncated = truncated or dropped > 0
     # without the deep re-parse, libxml2 has already kept the tree within depth 256
     if deep or limits.max_depth < LIBXML2_MAX_DEPTH:
         dropped += cap_depth(doc, limits.max_depth)  # flattened: text kept, not truncated
     _drop_hidden(doc)  # the invisible tags are already gone
     # after the hidden ones are gone: what is capped is what a reader would see
-    tiny_dropped = cap_tiny_blocks(doc, BLOCK_TAGS, limits.max_tiny_blocks)
+    # (the steps since the count only removed elements: it still bounds them)
+    tiny_dropped = cap_tiny_blocks(doc, BLOCK_TAGS, limits.max_tiny_blocks, n_elements)
     dropped += tiny_dropped
     truncated = truncated or tiny_dropped > 0
     # character references and joined tails can make new runs of combining marks
@@ -511,14 +525,31 @@ def _cap_tree_runs(doc: etree._Element) -> None:
     tails, so runs can appear after the text was capped; a method tokenising a raw text
     node would spend seconds in NFKC. One C-level concatenation and one regex search
     decide whether any text node needs it."""
-    text = doc.xpath("string()")
-    if text.isascii() or not _may_hold_run(text) or not _run_pattern(text).search(text):
+    # the text of every node (as XPath's string()), written by libxml2 as UTF-8: the
+    # bytes _may_hold_run looks at, without making and encoding a str
+    data = etree.tostring(doc, method="text", encoding="utf-8", with_tail=False)
+    if data.isascii() or _HIGH_RUN not in data.translate(_HIGH_BYTES):
+        return
+    text = data.decode("utf-8")
+    if not _run_pattern(text).search(text):
         return
     for el in doc.iter():
         if el.text and not el.text.isascii():
             el.text = cap_nonstarter_runs(el.text)
         if el.tail and not el.tail.isascii():
             el.tail = cap_nonstarter_runs(el.tail)
+
+
+def _first_title(doc: etree._Element) -> Optional[etree._Element]:
+    """The first ``title`` in document order, as ``.//title``, looked for in the head
+    first: lxml's iterator looks one match ahead, so a page's only title costs a walk of
+    the whole tree, where one in the leading head ends the search there."""
+    head = doc[0] if doc.tag != "title" and len(doc) else None
+    if head is not None and head.tag == "head":
+        found = next(head.iter("title"), None)
+        if found is not None:
+            return found
+    return next(doc.iter("title"), None)
 
 
 def _cut_at_tag(data: AnyStr, limit: int) -> AnyStr:
@@ -567,10 +598,14 @@ def _hit_depth_limit(parser: etree.HTMLParser) -> bool:
 _UPPER = "ABDEHILNOPSTVY"  # the letters of the two hiding declarations
 # (form feed, the fifth CSS space, cannot reach the tree: it is not an XML character)
 _STYLE_KEY = f"translate(., '{_UPPER} \t\n\r', '{_UPPER.lower()}')"
+# ``/descendant::*/@x`` selects what ``//@x`` does, without visiting every text node. Both
+# declarations hold a "y", which only a "y" or "Y" of the style gives the key: styles
+# without one (most: widths, colours, margins) are passed without the two translations.
+_HIDING_STYLE = f"contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')"
 _HIDING_ATTRS = etree.XPath(
-    "//@hidden"
-    f" | //@style[contains({_STYLE_KEY}, 'display:none') or contains({_STYLE_KEY}, 'visibility:hidden')]"
-    " | //@aria-hidden[. = 'true']"
+    "/descendant::*/@hidden"
+    f" | /descendant::*/@style[(contains(., 'y') or contains(., 'Y')) and ({_HIDING_STYLE})]"
+    " | /descendant::*/@aria-hidden[. = 'true']"
 )
 
 

@@ -39,13 +39,29 @@ def is_permalink(el: etree._Element) -> bool:
     anchor (no walk below it): a page can hold tens of thousands of nested anchors."""
     if el.tag != "a":
         return False
-    marks = f"{el.get('class') or ''} {el.get('title') or ''} {el.get('aria-label') or ''}"
-    if _PERMALINK_WORDS.search(marks):
+    get = el.get
+    marks = f"{get('class') or ''} {get('title') or ''} {get('aria-label') or ''}"
+    if _names_permalink(marks):
         return True
-    if len(el) or not (el.get("href") or "").startswith("#"):
+    if len(el) or not (get("href") or "").startswith("#"):
         return False  # a glyph anchor holds its glyph as text, not in child elements
     text = (el.text or "").strip()
     return bool(text) and len(text) <= 3 and not _WORD.search(text)
+
+
+# _PERMALINK_WORDS, case-sensitive, on text folded as re.I folds these letters: lower(),
+# after the three letters re.I matches to an ASCII one that lower() does not map to it
+# (dotted and dotless I, long s; U+0130 is also the only letter lower() makes two). A
+# case-blind search tries every position; this one skips to the letters that can start
+# a match.
+_PERMALINK_WORDS_FOLDED = re.compile(r"headerlink|permalink|anchor-?link|heading-?anchor|anchorjs")
+
+
+def _names_permalink(marks: str) -> bool:
+    """``_PERMALINK_WORDS.search(marks)`` is not None, on the folded text."""
+    if not marks.isascii():
+        marks = marks.replace("\u0130", "i").replace("\u0131", "i").replace("\u017f", "s")
+    return _PERMALINK_WORDS_FOLDED.search(marks.lower()) is not None
 
 
 def has_permalinks(root: etree._Element) -> bool:

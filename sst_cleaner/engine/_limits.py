@@ -229,7 +229,11 @@ class _Watchdog:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="sst-cleaner-watchdog", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif self._heap[0][1] == token:
+                # woken only for a deadline sooner than the one it waits for (a disarmed
+                # entry's, usually, popped when it comes): a wake-up per clean made the
+                # watchdog take the GIL from the working thread every time
+                self._cond.notify()
         return token, entry
 
     def disarm(self, token: int) -> None:

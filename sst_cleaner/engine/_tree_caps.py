@@ -8,11 +8,12 @@ nested deep or flooded with elements costs no recursion and little Python.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from lxml import etree
 
-_COUNT_ELEMENTS = etree.XPath("count(//*)")
+# every element (as ``//*``), without the descendant-or-self step over text nodes
+_COUNT_ELEMENTS = etree.XPath("count(/descendant::*)")
 
 #: a block's own text shorter than this is "near-empty": one or two characters
 #: (a bullet, a digit, a lone letter), never a word a reader would miss in a paragraph
@@ -36,11 +37,12 @@ def drop_from(first: etree._Element) -> None:
         parent = node.getparent()
 
 
-def cap_elements(doc: etree._Element, max_elements: int) -> int:
+def cap_elements(doc: etree._Element, max_elements: int, total: Optional[int] = None) -> int:
     """Drop every element after the first ``max_elements`` (document order); returns how
     many were dropped. Counting and finding run in libxml2's XPath engine (C): a flood of
-    elements costs no Python-level walk."""
-    total = count_elements(doc)
+    elements costs no Python-level walk. ``total``: the tree's element count, if known."""
+    if total is None:
+        total = count_elements(doc)
     if total <= max_elements:
         return 0
     drop_from(doc.xpath(f"(//*)[{max_elements + 1}]")[0])
@@ -63,7 +65,9 @@ def cap_depth(doc: etree._Element, max_depth: int) -> int:
     return removed
 
 
-def cap_tiny_blocks(doc: etree._Element, block_tags: Iterable[str], max_tiny: int) -> int:
+def cap_tiny_blocks(
+    doc: etree._Element, block_tags: Iterable[str], max_tiny: int, at_most: Optional[int] = None
+) -> int:
     """Cut the page after its ``allowed + 1``-th near-empty block (document order), where
     ``allowed`` is ``max_tiny`` or, if larger, the number of the page's runs of text of
     three characters or more; returns the number of elements removed.
@@ -74,8 +78,11 @@ def cap_tiny_blocks(doc: etree._Element, block_tags: Iterable[str], max_tiny: in
     is a flood, not a page. A real page holds a few (the dev corpora's most is 181, on a
     2,000-element API reference) among its text, which also raises the allowance, so a
     long table of short cells beside its descriptions stays whole.
+    ``at_most``: a bound on the tree's element count already known (none is counted
+    when it is within ``max_tiny``).
     """
-    if count_elements(doc) <= max_tiny:  # cannot hold more near-empty blocks than elements
+    # cannot hold more near-empty blocks than elements
+    if (at_most is not None and at_most <= max_tiny) or count_elements(doc) <= max_tiny:
         return 0
     tiny = tiny_blocks(doc, block_tags)
     if len(tiny) <= max_tiny:
