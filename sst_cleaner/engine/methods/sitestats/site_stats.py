@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import chain
@@ -221,9 +222,16 @@ def _class_id_hints(cls: str, ident: str) -> int:
     return _hints_of(cls, ident)
 
 
+#: an ASCII name's tokens: a run of capitals with the lower-case letters after it, or a
+#: run of lower-case letters (what :func:`name_tokens` cuts, found in C)
+_ASCII_NAME_TOKEN = re.compile(r"[A-Z]+[a-z]*|[a-z]+")
+
+
 def name_tokens(val: str) -> list[str]:
     """The lower-cased tokens of a class/id value: split at every character that is not a
     letter and before every capital that follows a lower-case letter."""
+    if val.isascii():
+        return [tok.lower() for tok in _ASCII_NAME_TOKEN.findall(val)]
     out: list[str] = []
     cur: list[str] = []
     prev_lower = False
@@ -248,11 +256,18 @@ def _hints_of(cls: str, ident: str) -> int:  # called from the cached _class_id_
     tokens = name_tokens(cls)
     if not ident.isupper():  # isupper: some letter, and no lower-case one
         tokens += name_tokens(ident)
+    # a group's word starts a token where it follows the space put before every token
+    # (tokens hold letters only)
+    spaced = " " + " ".join(tokens)
     bits = 0
-    for bit, names in _HINT_WORDS:
-        if any(tok.startswith(n) for tok in tokens for n in names):
+    for bit, at_token_start in _HINT_RES:
+        if at_token_start.search(spaced):
             bits |= bit
     return bits
+
+
+#: each group's words as one alternation of literals behind a space (linear)
+_HINT_RES = tuple((bit, re.compile(" (?:" + "|".join(names) + ")")) for bit, names in _HINT_WORDS)
 
 
 def block_text(text: str) -> BlockText:
