@@ -167,6 +167,11 @@ def features_from_words(tokens: list[str]) -> list[str]:
     return list(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
 
 
+def feature_tuple(tokens: list[str]) -> tuple[str, ...]:
+    """:func:`features_from_words` as a tuple (which the cyclic collector stops tracking)."""
+    return tuple(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
+
+
 # Sentence ends: ., !, ? (and their CJK/fullwidth forms) followed by whitespace, or a CJK
 # full stop anywhere. Scanned by hand so there is no regex to backtrack.
 _ENDERS = frozenset(".!?")

@@ -43,7 +43,7 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
-from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, features_from_words, split_sentences, words
+from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
@@ -99,7 +99,9 @@ def _words_hash(tokens: list[str]) -> str:
 class SentenceInfo:
     text: str
     hash: str
-    feats: list[str]
+    #: a tuple, not a list: the block_text cache keeps sentences for good, and the
+    #: cyclic collector stops tracking a tuple of strings
+    feats: tuple[str, ...]
     n_words: int
     stop_ratio: float
 
@@ -292,7 +294,7 @@ def _block_text(text: str) -> BlockText:
         if not ws:
             continue
         stop = sum(map(_is_stop, ws)) / len(ws)
-        out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
+        out.append(SentenceInfo(s, _words_hash(ws), feature_tuple(ws), len(ws), stop))
     return BlockText(tuple(out))
 
 
