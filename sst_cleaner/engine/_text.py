@@ -18,7 +18,7 @@ import re
 import threading
 import unicodedata
 from itertools import chain
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 _WORD = re.compile(r"\w+")
 
@@ -170,6 +170,23 @@ def features_from_words(tokens: list[str]) -> list[str]:
 def feature_tuple(tokens: list[str]) -> tuple[str, ...]:
     """:func:`features_from_words` as a tuple (which the cyclic collector stops tracking)."""
     return tuple(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
+
+
+def ascii_feature_tuple(tokens: list[str]) -> tuple[str, ...]:
+    """:func:`feature_tuple` of the words of ASCII text, where a token has one feature at
+    most (several come from CJK runs only): one look-up per token, and no tuple each."""
+    return tuple(filter(None, map(_ASCII_FEATURE.__getitem__, tokens)))
+
+
+def _ascii_feature(tok: str) -> Optional[str]:
+    # never "": Snowball leaves a word of two letters or fewer as it is, and never takes
+    # a longer one away whole
+    got = _token_features(tok)
+    return got[0] if got else None
+
+
+#: ASCII token -> its one feature, or None
+_ASCII_FEATURE = BoundedMemo(_ascii_feature)
 
 
 # Sentence ends: ., !, ? (and their CJK/fullwidth forms) followed by whitespace, or a CJK

@@ -43,7 +43,14 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
-from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
+from sst_cleaner.engine._text import (
+    STOP_WORDS,
+    BoundedMemo,
+    ascii_feature_tuple,
+    feature_tuple,
+    split_sentences,
+    words,
+)
 from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
@@ -92,7 +99,13 @@ _HASH_TOKEN = BoundedMemo(lambda tok: "#" if tok.isdigit() else tok)
 
 
 def _words_hash(tokens: list[str]) -> str:
-    return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
+    # most sentences hold no number: their tokens need no look-up each
+    if any(map(_is_number, tokens)):
+        return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
+    return _digest(" ".join(tokens))
+
+
+_is_number = str.isdigit
 
 
 @dataclass(slots=True)
@@ -294,7 +307,8 @@ def _block_text(text: str) -> BlockText:
         if not ws:
             continue
         stop = sum(map(_is_stop, ws)) / len(ws)
-        out.append(SentenceInfo(s, _words_hash(ws), feature_tuple(ws), len(ws), stop))
+        feats = ascii_feature_tuple(ws) if s.isascii() else feature_tuple(ws)
+        out.append(SentenceInfo(s, _words_hash(ws), feats, len(ws), stop))
     return BlockText(tuple(out))
 
 
