@@ -35,8 +35,9 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, reduce
 from itertools import chain
+from operator import or_
 from typing import Hashable, Iterable, Optional
 
 from lxml import etree
@@ -86,7 +87,7 @@ def _style_label(tag: str, raw: tuple) -> str:
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+    return hashlib.blake2b(_utf8(text), digest_size=8).hexdigest()
 
 
 def sentence_hash(sentence: str) -> str:
@@ -127,9 +128,16 @@ class BlockText:
     lengths. Never mutated."""
 
     __slots__ = ("sentences", "hashes", "feats", "lengths")
+    hashes: tuple[str, ...]
+    feats: tuple[str, ...]
+    lengths: tuple[int, ...]
 
     def __init__(self, sentences: tuple[SentenceInfo, ...]):
         self.sentences = sentences
+        if len(sentences) == 1:  # most blocks: nothing to join
+            (s,) = sentences
+            self.hashes, self.feats, self.lengths = (s.hash,), s.feats, (len(s.text),)
+            return
         self.hashes = tuple([s.hash for s in sentences])
         self.feats = tuple(chain.from_iterable([s.feats for s in sentences]))
         self.lengths = tuple([len(s.text) for s in sentences])
@@ -397,6 +405,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
 
     # pid -> (digest, context tags above and at, hint bits of the path, of its near end)
     paths: dict[int, tuple[str, tuple, int, int]] = {}
+    prefixes: dict = {}  # see _path_info
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
     elements: list = []
@@ -407,7 +416,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
             continue
         got = paths.get(blk.state)
         if got is None:
-            got = paths[blk.state] = _path_info(entries, blk.state)
+            got = paths[blk.state] = _path_info(entries, blk.state, prefixes)
         key, ctx, hints, near = got
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
@@ -415,28 +424,37 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     return PageAnalysis(page, infos, fp, elements, entries, nodes)
 
 
-def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
+def _path_info(entries: list[tuple[int, str, str, int]], pid: int, prefixes: dict) -> tuple[str, tuple, int, int]:
     """What a block needs of its style path ``pid`` (an id of :func:`analyse_page`'s
     ``entries``): its digest, its context tags, the hint bits of the whole path and of
-    its near end."""
-    ids = []  # BODY ... pid
+    its near end. ``prefixes`` holds the same, in the making, for every path id met so
+    far on the page: the paths of a page share most of their length, so each id's part
+    is added once to its parent's (BODY's tag is no context, its hint bits do count)."""
+    todo = []
     i = pid
-    while i >= 0:
-        ids.append(i)
+    while i >= 0 and i not in prefixes:
+        todo.append(i)
         i = entries[i][0]
-    ids.reverse()
-    # BODY's tag is no context (its hint bits do count)
-    ctx = tuple([entries[i][2] for i in ids[1:] if entries[i][2] in _CONTEXT_TAGS])
-    hints = 0
-    for i in ids:
-        hints |= entries[i][3]
-    # what the block's own container is called: its element and the two above
-    # it (BODY excluded: CMSs put page-wide words like "comments-open" there)
-    near = 0
-    for i in ids[1:][-3:]:
-        near |= entries[i][3]
-    digest = _digest("/".join(entries[i][1] for i in ids))
-    return digest, ctx, hints, near
+    for i in reversed(todo):
+        parent, label, tag, bits = entries[i]
+        if parent < 0:  # BODY
+            prefixes[i] = (hashlib.blake2b(_utf8(label), digest_size=8), (), bits, ())
+            continue
+        digest, ctx, hints, near = prefixes[parent]
+        digest = digest.copy()
+        digest.update(_utf8("/" + label))
+        if tag in _CONTEXT_TAGS:
+            ctx += (tag,)
+        # what the block's own container is called: its element and the two above it
+        # (BODY left out: CMSs put page-wide words like "comments-open" there)
+        prefixes[i] = (digest, ctx, hints | bits, (near + (bits,))[-3:])
+    digest, ctx, hints, near = prefixes[pid]
+    return digest.hexdigest(), ctx, hints, reduce(or_, near, 0)
+
+
+def _utf8(text: str) -> bytes:
+    # what _digest hashes of a text: the digest of a path is made piece by piece
+    return text.encode("utf-8", "replace")
 
 
 class SiteStats:
