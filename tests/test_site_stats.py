@@ -172,10 +172,12 @@ def test_name_tokens_split_ascii_and_other_names_alike():
 
 
 def test_ascii_features_and_hash_match_the_general_path():
-    from sst_cleaner.engine._text import ascii_feature_tuple, feature_tuple, words
+    from sst_cleaner.engine._text import feature_tuple, features_from_words, words
     from sst_cleaner.engine.methods.sitestats.site_stats import _HASH_TOKEN, _digest, _words_hash
 
     ws = words("The 3 sites' copyright notices, 2019 and x_1 " + "long" * 40)
-    assert ascii_feature_tuple(ws) == feature_tuple(ws)
+    assert feature_tuple(ws) == tuple(features_from_words(ws))
+    cjk = words("Tokyo 東京都 is big, déjà vu")
+    assert feature_tuple(cjk) == tuple(features_from_words(cjk)) == ("tokyo", "東京", "京都", "big", "déjà", "vu")
     for tokens in (ws, ["no", "number", "here"], ["²", "a"]):
         assert _words_hash(tokens) == _digest(" ".join(_HASH_TOKEN[t] for t in tokens))

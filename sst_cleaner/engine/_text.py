@@ -168,25 +168,27 @@ def features_from_words(tokens: list[str]) -> list[str]:
 
 
 def feature_tuple(tokens: list[str]) -> tuple[str, ...]:
-    """:func:`features_from_words` as a tuple (which the cyclic collector stops tracking)."""
-    return tuple(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
+    """:func:`features_from_words` as a tuple (which the cyclic collector stops tracking),
+    made with one look-up per token: only a CJK run has several features, and a text
+    that holds one is looked up again for them."""
+    got = tuple(filter(None, map(_TOKEN_FEATURE.__getitem__, tokens)))
+    if _SEVERAL in got:
+        return tuple(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
+    return got
 
 
-def ascii_feature_tuple(tokens: list[str]) -> tuple[str, ...]:
-    """:func:`feature_tuple` of the words of ASCII text, where a token has one feature at
-    most (several come from CJK runs only): one look-up per token, and no tuple each."""
-    return tuple(filter(None, map(_ASCII_FEATURE.__getitem__, tokens)))
-
-
-def _ascii_feature(tok: str) -> Optional[str]:
+def _token_feature(tok: str) -> Optional[str]:
     # never "": Snowball leaves a word of two letters or fewer as it is, and never takes
     # a longer one away whole
     got = _token_features(tok)
-    return got[0] if got else None
+    return got[0] if len(got) == 1 else (_SEVERAL if got else None)
 
 
-#: ASCII token -> its one feature, or None
-_ASCII_FEATURE = BoundedMemo(_ascii_feature)
+#: what a token with several features looks up to: no feature, as features are made
+#: of word characters
+_SEVERAL = " "
+#: token -> its one feature, None, or _SEVERAL
+_TOKEN_FEATURE = BoundedMemo(_token_feature)
 
 
 # Sentence ends: ., !, ? (and their CJK/fullwidth forms) followed by whitespace, or a CJK

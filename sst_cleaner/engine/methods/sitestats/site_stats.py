@@ -47,7 +47,6 @@ from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import (
     STOP_WORDS,
     BoundedMemo,
-    ascii_feature_tuple,
     feature_tuple,
     split_sentences,
     words,
@@ -315,8 +314,7 @@ def _block_text(text: str) -> BlockText:
         if not ws:
             continue
         stop = sum(map(_is_stop, ws)) / len(ws)
-        feats = ascii_feature_tuple(ws) if s.isascii() else feature_tuple(ws)
-        out.append(SentenceInfo(s, _words_hash(ws), feats, len(ws), stop))
+        out.append(SentenceInfo(s, _words_hash(ws), feature_tuple(ws), len(ws), stop))
     return BlockText(tuple(out))
 
 
