@@ -672,12 +672,16 @@ class PageView:
         #: chance repeat is not template, or the only other page when there is just one
         self.recur_df = max(1, min(2, self.n_other))
         # the page's own per-node feature counts (to take them back out of S and Q)
-        self._own_tf: dict[str, dict[str, int]] = {}
+        own_tf: dict[str, dict[str, int]] = {}
         if own:
             for b in pa.blocks:
-                _count_elements(self._own_tf.setdefault(b.key, {}), b.text_info.feats)
-        self._own_sent = {h for b in pa.blocks for h in b.text_info.hashes} if own else set()
-        self._own_nodes = {b.key for b in pa.blocks} if own else set()
+                tf = own_tf.get(b.key)
+                if tf is None:
+                    tf = own_tf[b.key] = {}
+                _count_elements(tf, b.text_info.feats)
+        self._own_tf = own_tf
+        self._own_sent = set(chain.from_iterable([b.text_info.hashes for b in pa.blocks])) if own else set()
+        self._own_nodes = set(own_tf)  # every block's node, when own
         self._h_cache: dict[str, tuple] = {}  # node -> _node_entropies(node)
 
     def sentence_df(self, h: str) -> int:
