@@ -86,7 +86,7 @@ def _style_label(tag: str, raw: tuple) -> str:
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(_utf8(text), digest_size=8).hexdigest()
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
 def sentence_hash(sentence: str) -> str:
@@ -451,7 +451,8 @@ def _path_info(entries: list[tuple[int, str, str, int]], pid: int, prefixes: dic
 
 
 def _utf8(text: str) -> bytes:
-    # what _digest hashes of a text: the digest of a path is made piece by piece
+    # what _digest hashes of a text (UTF-8 encodes code point by code point, so a path's
+    # digest can be fed piece by piece)
     return text.encode("utf-8", "replace")
 
 
