@@ -44,13 +44,7 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
-from sst_cleaner.engine._text import (
-    STOP_WORDS,
-    BoundedMemo,
-    feature_tuple,
-    split_sentences,
-    words,
-)
+from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
