@@ -160,3 +160,24 @@ def test_near_hints_leave_out_body_and_far_ancestors():
     assert blk.hints & 1 and not blk.near_hints & 1
     deep = page('<div class="sidebar"><div><div><div><p>Deep paragraph text here.</p></div></div></div></div>')
     assert deep.blocks[0].hints & 2 and not deep.blocks[0].near_hints & 2
+
+
+def test_name_tokens_split_ascii_and_other_names_alike():
+    from sst_cleaner.engine.methods.sitestats.site_stats import name_tokens
+
+    assert name_tokens("commentList ABCdef-fooBAR_x9y") == ["comment", "list", "abcdef", "foo", "bar", "x", "y"]
+    # the character loop for other names cuts where the ASCII pattern does
+    assert name_tokens("commentList ABCdef-fooBAR_x9yé") == ["comment", "list", "abcdef", "foo", "bar", "x", "yé"]
+    assert _hint_bits('class="Ünï commentBox"') & 1 and not _hint_bits('class="Ünïcomment"') & 1
+
+
+def test_ascii_features_and_hash_match_the_general_path():
+    from sst_cleaner.engine._text import feature_tuple, features_from_words, words
+    from sst_cleaner.engine.methods.sitestats.site_stats import _HASH_TOKEN, _digest, _words_hash
+
+    ws = words("The 3 sites' copyright notices, 2019 and x_1 " + "long" * 40)
+    assert feature_tuple(ws) == tuple(features_from_words(ws))
+    cjk = words("Tokyo 東京都 is big, déjà vu")
+    assert feature_tuple(cjk) == tuple(features_from_words(cjk)) == ("tokyo", "東京", "京都", "big", "déjà", "vu")
+    for tokens in (ws, ["no", "number", "here"], ["²", "a"]):
+        assert _words_hash(tokens) == _digest(" ".join(_HASH_TOKEN[t] for t in tokens))

@@ -18,7 +18,7 @@ import re
 import threading
 import unicodedata
 from itertools import chain
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 _WORD = re.compile(r"\w+")
 
@@ -165,6 +165,30 @@ _TOKEN_FEATURES = BoundedMemo(_token_features)
 def features_from_words(tokens: list[str]) -> list[str]:
     """``features`` for text already cut into :func:`words`."""
     return list(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
+
+
+def feature_tuple(tokens: list[str]) -> tuple[str, ...]:
+    """:func:`features_from_words` as a tuple (which the cyclic collector stops tracking),
+    made with one look-up per token: only a CJK run has several features, and a text
+    that holds one is looked up again for them."""
+    got = tuple(filter(None, map(_TOKEN_FEATURE.__getitem__, tokens)))
+    if _SEVERAL in got:
+        return tuple(chain.from_iterable(map(_TOKEN_FEATURES.__getitem__, tokens)))
+    return got
+
+
+def _token_feature(tok: str) -> Optional[str]:
+    # never "": Snowball leaves a word of two letters or fewer as it is, and never takes
+    # a longer one away whole
+    got = _token_features(tok)
+    return got[0] if len(got) == 1 else (_SEVERAL if got else None)
+
+
+#: what a token with several features looks up to: no feature, as features are made
+#: of word characters
+_SEVERAL = " "
+#: token -> its one feature, None, or _SEVERAL
+_TOKEN_FEATURE = BoundedMemo(_token_feature)
 
 
 # Sentence ends: ., !, ? (and their CJK/fullwidth forms) followed by whitespace, or a CJK

@@ -33,16 +33,18 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, reduce
 from itertools import chain
+from operator import or_
 from typing import Hashable, Iterable, Optional
 
 from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
-from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, features_from_words, split_sentences, words
+from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 
@@ -91,14 +93,22 @@ _HASH_TOKEN = BoundedMemo(lambda tok: "#" if tok.isdigit() else tok)
 
 
 def _words_hash(tokens: list[str]) -> str:
-    return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
+    # most sentences hold no number: their tokens need no look-up each
+    if any(map(_is_number, tokens)):
+        return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
+    return _digest(" ".join(tokens))
+
+
+_is_number = str.isdigit
 
 
 @dataclass(slots=True)
 class SentenceInfo:
     text: str
     hash: str
-    feats: list[str]
+    #: a tuple, not a list: the block_text cache keeps sentences for good, and the
+    #: cyclic collector stops tracking a tuple of strings
+    feats: tuple[str, ...]
     n_words: int
     stop_ratio: float
 
@@ -111,9 +121,16 @@ class BlockText:
     lengths. Never mutated."""
 
     __slots__ = ("sentences", "hashes", "feats", "lengths")
+    hashes: tuple[str, ...]
+    feats: tuple[str, ...]
+    lengths: tuple[int, ...]
 
     def __init__(self, sentences: tuple[SentenceInfo, ...]):
         self.sentences = sentences
+        if len(sentences) == 1:  # most blocks: nothing to join
+            (s,) = sentences
+            self.hashes, self.feats, self.lengths = (s.hash,), s.feats, (len(s.text),)
+            return
         self.hashes = tuple([s.hash for s in sentences])
         self.feats = tuple(chain.from_iterable([s.feats for s in sentences]))
         self.lengths = tuple([len(s.text) for s in sentences])
@@ -221,9 +238,16 @@ def _class_id_hints(cls: str, ident: str) -> int:
     return _hints_of(cls, ident)
 
 
+#: an ASCII name's tokens: a run of capitals with the lower-case letters after it, or a
+#: run of lower-case letters (what :func:`name_tokens` cuts, found in C)
+_ASCII_NAME_TOKEN = re.compile(r"[A-Z]+[a-z]*|[a-z]+")
+
+
 def name_tokens(val: str) -> list[str]:
     """The lower-cased tokens of a class/id value: split at every character that is not a
     letter and before every capital that follows a lower-case letter."""
+    if val.isascii():
+        return [tok.lower() for tok in _ASCII_NAME_TOKEN.findall(val)]
     out: list[str] = []
     cur: list[str] = []
     prev_lower = False
@@ -248,11 +272,18 @@ def _hints_of(cls: str, ident: str) -> int:  # called from the cached _class_id_
     tokens = name_tokens(cls)
     if not ident.isupper():  # isupper: some letter, and no lower-case one
         tokens += name_tokens(ident)
+    # a group's word starts a token where it follows the space put before every token
+    # (tokens hold letters only)
+    spaced = " " + " ".join(tokens)
     bits = 0
-    for bit, names in _HINT_WORDS:
-        if any(tok.startswith(n) for tok in tokens for n in names):
+    for bit, at_token_start in _HINT_RES:
+        if at_token_start.search(spaced):
             bits |= bit
     return bits
+
+
+#: each group's words as one alternation of literals behind a space (linear)
+_HINT_RES = tuple((bit, re.compile(" (?:" + "|".join(names) + ")")) for bit, names in _HINT_WORDS)
 
 
 def block_text(text: str) -> BlockText:
@@ -277,7 +308,7 @@ def _block_text(text: str) -> BlockText:
         if not ws:
             continue
         stop = sum(map(_is_stop, ws)) / len(ws)
-        out.append(SentenceInfo(s, _words_hash(ws), features_from_words(ws), len(ws), stop))
+        out.append(SentenceInfo(s, _words_hash(ws), feature_tuple(ws), len(ws), stop))
     return BlockText(tuple(out))
 
 
@@ -366,6 +397,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
 
     # pid -> (digest, context tags above and at, hint bits of the path, of its near end)
     paths: dict[int, tuple[str, tuple, int, int]] = {}
+    prefixes: dict = {}  # see _path_info
     infos: list[BlockInfo] = []
     all_hashes: list[str] = []
     elements: list = []
@@ -376,7 +408,7 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
             continue
         got = paths.get(blk.state)
         if got is None:
-            got = paths[blk.state] = _path_info(entries, blk.state)
+            got = paths[blk.state] = _path_info(entries, blk.state, prefixes)
         key, ctx, hints, near = got
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
         all_hashes.extend(bt.hashes)
@@ -384,28 +416,38 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     return PageAnalysis(page, infos, fp, elements, entries, nodes)
 
 
-def _path_info(entries: list[tuple[int, str, str, int]], pid: int) -> tuple[str, tuple, int, int]:
+def _path_info(entries: list[tuple[int, str, str, int]], pid: int, prefixes: dict) -> tuple[str, tuple, int, int]:
     """What a block needs of its style path ``pid`` (an id of :func:`analyse_page`'s
     ``entries``): its digest, its context tags, the hint bits of the whole path and of
-    its near end."""
-    ids = []  # BODY ... pid
+    its near end. ``prefixes`` holds the same, in the making, for every path id met so
+    far on the page: the paths of a page share most of their length, so each id's part
+    is added once to its parent's (BODY's tag is no context, its hint bits do count)."""
+    todo = []
     i = pid
-    while i >= 0:
-        ids.append(i)
+    while i >= 0 and i not in prefixes:
+        todo.append(i)
         i = entries[i][0]
-    ids.reverse()
-    # BODY's tag is no context (its hint bits do count)
-    ctx = tuple([entries[i][2] for i in ids[1:] if entries[i][2] in _CONTEXT_TAGS])
-    hints = 0
-    for i in ids:
-        hints |= entries[i][3]
-    # what the block's own container is called: its element and the two above
-    # it (BODY excluded: CMSs put page-wide words like "comments-open" there)
-    near = 0
-    for i in ids[1:][-3:]:
-        near |= entries[i][3]
-    digest = _digest("/".join(entries[i][1] for i in ids))
-    return digest, ctx, hints, near
+    for i in reversed(todo):
+        parent, label, tag, bits = entries[i]
+        if parent < 0:  # BODY
+            prefixes[i] = (hashlib.blake2b(_utf8(label), digest_size=8), (), bits, ())
+            continue
+        digest, ctx, hints, near = prefixes[parent]
+        digest = digest.copy()
+        digest.update(_utf8("/" + label))
+        if tag in _CONTEXT_TAGS:
+            ctx += (tag,)
+        # what the block's own container is called: its element and the two above it
+        # (BODY left out: CMSs put page-wide words like "comments-open" there)
+        prefixes[i] = (digest, ctx, hints | bits, (near + (bits,))[-3:])
+    digest, ctx, hints, near = prefixes[pid]
+    return digest.hexdigest(), ctx, hints, reduce(or_, near, 0)
+
+
+def _utf8(text: str) -> bytes:
+    # what _digest hashes of a text (UTF-8 encodes code point by code point, so a path's
+    # digest can be fed piece by piece)
+    return text.encode("utf-8", "replace")
 
 
 class SiteStats:
@@ -625,12 +667,16 @@ class PageView:
         #: chance repeat is not template, or the only other page when there is just one
         self.recur_df = max(1, min(2, self.n_other))
         # the page's own per-node feature counts (to take them back out of S and Q)
-        self._own_tf: dict[str, dict[str, int]] = {}
+        own_tf: dict[str, dict[str, int]] = {}
         if own:
             for b in pa.blocks:
-                _count_elements(self._own_tf.setdefault(b.key, {}), b.text_info.feats)
-        self._own_sent = {h for b in pa.blocks for h in b.text_info.hashes} if own else set()
-        self._own_nodes = {b.key for b in pa.blocks} if own else set()
+                tf = own_tf.get(b.key)
+                if tf is None:
+                    tf = own_tf[b.key] = {}
+                _count_elements(tf, b.text_info.feats)
+        self._own_tf = own_tf
+        self._own_sent = set(chain.from_iterable([b.text_info.hashes for b in pa.blocks])) if own else set()
+        self._own_nodes = set(own_tf)  # every block's node, when own
         self._h_cache: dict[str, tuple] = {}  # node -> _node_entropies(node)
 
     def sentence_df(self, h: str) -> int:
