@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Optional
 
+from sst_cleaner.engine._text import BoundedMemo
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
 from sst_cleaner.engine.methods.sitestats.site_stats import (
     HINT_BOILER,
@@ -38,20 +40,39 @@ _MONO = ("code", "pre", "tt", "kbd", "samp", "var")
 _CODE_MARK = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|::|->|\(\)|[a-z][A-Z]|[<>{}\[\];=&*#]|\.[a-z_]{1,40}\(")
 
 
+def _code_word(word: str) -> int:
+    """1 if a mark of code starts within the word's first 41 characters, else 0 (ints:
+    sum() adds them in its fast path, bools it does not)."""
+    if word.isalpha() and (word.islower() or word.isupper() or word.istitle()):
+        return 0  # letters only, no lower-case letter before a capital: no mark
+    m = _CODE_MARK.search(word)
+    return 1 if m is not None and m.start() <= 40 else 0
+
+
+#: words longer than this are tested on every look-up, never kept (a page can hold one
+#: multi-megabyte "word")
+_KEPT_WORD_CHARS = 100
+
+
+class _CodeWords(BoundedMemo):
+    """word -> _code_word(word): a site's pages share most of their words, and the
+    look-ups of a page's words then run in C (see BoundedMemo)."""
+
+    def __missing__(self, word: str) -> int:
+        if len(word) > _KEPT_WORD_CHARS:
+            return _code_word(word)
+        return int(super().__missing__(word))
+
+
+_CODE_WORDS = _CodeWords(_code_word, 100_000)
+
+
 def code_word_share(texts: list) -> float:
     """Share of the words of ``texts`` shaped like code (a mark of code starting within
     its first 41 characters): a reference manual's signatures and identifiers, whatever
     markup its generator sets them in (tables, spans, code)."""
     words = " ".join(texts).split()
-    search = _CODE_MARK.search
-    n = 0
-    for word, k in Counter(words).items():  # each distinct word tested once
-        if word.isalpha() and (word.islower() or word.isupper() or word.istitle()):
-            continue  # letters only, no lower-case letter before a capital: no mark
-        m = search(word)
-        if m is not None and m.start() <= 40:
-            n += k
-    return n / max(1, len(words))
+    return sum(map(_CODE_WORDS.__getitem__, words)) / max(1, len(words))
 
 
 def mono_chars(table: "ElementTable") -> int:
@@ -93,12 +114,15 @@ class PageContext:
         btmpl: list[float] = []
         blink: list[float] = []
         total = tmpl_total = 0
+        if self.judged:  # recurs(df): df >= recur_df, compared in C
+            df, recurs = view.sentence_df, view.recur_df.__le__  # type: ignore[union-attr]
         for b in pa.blocks:
             blk = b.block
             n = len(blk.text)
             t = 0
-            if view is not None and n_other > 0:
-                t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
+            if self.judged:
+                bt = b.text_info  # its sentences' hashes and lengths, laid out by BlockText
+                t = sum(compress(bt.lengths, map(recurs, map(df, bt.hashes))))
             t = min(t, n)
             btmpl.append(t / max(1, n))
             blink.append(blk.link_chars / max(1, n))
@@ -155,13 +179,12 @@ class PageContext:
         for top in tops:
             in_top_set.update(table.subtree(top))
         self.in_top_set = in_top_set
-        self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
+        self.last_top = _last_in(pa.blocks, in_top_set)
         self.log_page_chars = math.log1p(content_total)
-        page_counts: dict = {}
+        # sentence hash -> occurrences on the page
+        self.page_counts = Counter(chain.from_iterable([b.text_info.hashes for b in pa.blocks]))
         code_chars = link_total = 0
         for b in pa.blocks:
-            for s in b.sentences:
-                page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
             link_total += b.block.link_chars
             if (
                 b.tag in ("pre", "code", "td", "th")
@@ -170,7 +193,6 @@ class PageContext:
                 or "table" in b.ancestors
             ):
                 code_chars += len(b.block.text)
-        self.page_counts = page_counts  # sentence hash -> occurrences on the page
         self.page_link_share = link_total / max(1, total)
         self.page_code_share = code_chars / max(1, total)
         self.page_mono_share = min(1.0, mono_chars(table) / max(1, total))
@@ -246,6 +268,14 @@ class PageContext:
             c = max(1, a[0])
             out += (math.log1p(a[0]), a[1] / c, a[2] / c)
         return tuple(out)
+
+
+def _last_in(blocks: list, elements: set) -> int:
+    """The index of the last of ``blocks`` whose element is in ``elements`` (-1 if none)."""
+    for bi in range(len(blocks) - 1, -1, -1):
+        if blocks[bi].block.element in elements:
+            return bi
+    return -1
 
 
 #: a container holding at least this share of the page's text is page-wide

@@ -130,8 +130,11 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict
     again alone, and where none of its blocks recurs both regions are that one."""
     doomed = set()
     if view is not None and view.n_other > 0:
+        # a block all of whose sentences recur on recur_df other pages (the comparisons
+        # made in C: recur_df <= df of each hash BlockText lays out)
+        df, recurs = view.sentence_df, view.recur_df.__le__
         for b in pa.blocks:
-            if all(view.sentence_df(s.hash) >= view.recur_df for s in b.sentences):
+            if all(map(recurs, map(df, b.text_info.hashes))):
                 doomed.add(b.block.element)
     if doomed or plain is None:
         return _region(pa, doomed.__contains__ if doomed else None)
