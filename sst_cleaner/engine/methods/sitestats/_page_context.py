@@ -13,7 +13,6 @@ from collections import Counter
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Optional
 
-from sst_cleaner.engine._text import BoundedMemo
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
 from sst_cleaner.engine.methods.sitestats.site_stats import (
     HINT_BOILER,
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
 
 #: elements whose text is set in code type: signatures, identifiers, commands
-_MONO = ("code", "pre", "tt", "kbd", "samp", "var")
+_MONO = frozenset(("code", "pre", "tt", "kbd", "samp", "var"))
 
 
 #: a mark of code inside a word: an identifier joined by an underscore or with an inner
@@ -50,21 +49,27 @@ def _code_word(word: str) -> int:
 
 
 #: words longer than this are tested on every look-up, never kept (a page can hold one
-#: multi-megabyte "word")
+#: multi-megabyte "word"); at most _KEPT_WORDS are kept, then the memo starts again
 _KEPT_WORD_CHARS = 100
+_KEPT_WORDS = 100_000
 
 
-class _CodeWords(BoundedMemo):
-    """word -> _code_word(word): a site's pages share most of their words, and the
-    look-ups of a page's words then run in C (see BoundedMemo)."""
+class _CodeWords(dict):
+    """word -> _code_word(word), bounded like :class:`~sst_cleaner.engine._text.BoundedMemo`:
+    a site's pages share most of their words, and ``map(memo.__getitem__, words)`` looks
+    them up in C. A miss costs one Python call (this method, the test inlined), as a
+    page's new words are many."""
 
     def __missing__(self, word: str) -> int:
-        if len(word) > _KEPT_WORD_CHARS:
-            return _code_word(word)
-        return int(super().__missing__(word))
+        value = _code_word(word)
+        if len(word) <= _KEPT_WORD_CHARS:
+            if len(self) >= _KEPT_WORDS:
+                self.clear()
+            self[word] = value
+        return value
 
 
-_CODE_WORDS = _CodeWords(_code_word, 100_000)
+_CODE_WORDS = _CodeWords()
 
 
 def code_word_share(texts: list) -> float:
@@ -80,13 +85,14 @@ def mono_chars(table: "ElementTable") -> int:
     ones only), its whitespace runs counted as one as in the blocks' text."""
     chars = 0
     end = -1  # the first element after the subtree last counted
-    index, size = table.index, table.size
-    for el in table.elements[0].iter(*_MONO):
-        i = index.get(el)
-        if i is None or i < end:
+    elements, size = table.elements, table.size
+    # the table's tags, matched in C (cheaper than lxml's walk matching six names)
+    tags = table.nodes()[0]
+    for i in compress(range(len(tags)), map(_MONO.__contains__, tags)):
+        if i < end:
             continue
         end = i + size[i]
-        chars += len(" ".join("".join(el.itertext()).split()))
+        chars += len(" ".join("".join(elements[i].itertext()).split()))
     return chars
 
 
@@ -223,7 +229,7 @@ class PageContext:
         acc = kinds.get(el)
         if acc is None:
             acc = kinds.get((el.tag, el.get("class")), _ALONE)
-        return acc[0], acc[1] / max(1, acc[0])
+        return acc[0], acc[1] / acc[0]  # a kind counts one child at least
 
     def records_above(self, el: etree._Element) -> tuple[int, float]:
         """The most like siblings (and their mean text) of ``el`` or its parent, the
