@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import le
 from typing import TYPE_CHECKING, Optional
 
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
@@ -120,15 +121,15 @@ class PageContext:
         btmpl: list[float] = []
         blink: list[float] = []
         total = tmpl_total = 0
-        if self.judged:  # recurs(df): df >= recur_df, compared in C
-            df, recurs = view.sentence_df, view.recur_df.__le__  # type: ignore[union-attr]
+        if self.judged:  # recur_df <= df, compared in C
+            df, recur = view.sentence_df, repeat(view.recur_df)  # type: ignore[union-attr]
         for b in pa.blocks:
             blk = b.block
             n = len(blk.text)
             t = 0
             if self.judged:
                 bt = b.text_info  # its sentences' hashes and lengths, laid out by BlockText
-                t = sum(compress(bt.lengths, map(recurs, map(df, bt.hashes))))
+                t = sum(compress(bt.lengths, map(le, recur, map(df, bt.hashes))))
             t = min(t, n)
             btmpl.append(t / max(1, n))
             blink.append(blk.link_chars / max(1, n))
