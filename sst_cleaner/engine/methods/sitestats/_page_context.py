@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import chain, compress, repeat
+from operator import le
 from typing import TYPE_CHECKING, Optional
 
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
 
 #: elements whose text is set in code type: signatures, identifiers, commands
-_MONO = ("code", "pre", "tt", "kbd", "samp", "var")
+_MONO = frozenset(("code", "pre", "tt", "kbd", "samp", "var"))
 
 
 #: a mark of code inside a word: an identifier joined by an underscore or with an inner
@@ -38,20 +40,45 @@ _MONO = ("code", "pre", "tt", "kbd", "samp", "var")
 _CODE_MARK = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|::|->|\(\)|[a-z][A-Z]|[<>{}\[\];=&*#]|\.[a-z_]{1,40}\(")
 
 
+def _code_word(word: str) -> int:
+    """1 if a mark of code starts within the word's first 41 characters, else 0 (ints:
+    sum() adds them in its fast path, bools it does not)."""
+    if word.isalpha() and (word.islower() or word.isupper() or word.istitle()):
+        return 0  # letters only, no lower-case letter before a capital: no mark
+    m = _CODE_MARK.search(word)
+    return 1 if m is not None and m.start() <= 40 else 0
+
+
+#: words longer than this are tested on every look-up, never kept (a page can hold one
+#: multi-megabyte "word"); at most _KEPT_WORDS are kept, then the memo starts again
+_KEPT_WORD_CHARS = 100
+_KEPT_WORDS = 100_000
+
+
+class _CodeWords(dict):
+    """word -> _code_word(word), bounded like :class:`~sst_cleaner.engine._text.BoundedMemo`:
+    a site's pages share most of their words, and ``map(memo.__getitem__, words)`` looks
+    them up in C. A miss costs one Python call (this method, the test inlined), as a
+    page's new words are many."""
+
+    def __missing__(self, word: str) -> int:
+        value = _code_word(word)
+        if len(word) <= _KEPT_WORD_CHARS:
+            if len(self) >= _KEPT_WORDS:
+                self.clear()
+            self[word] = value
+        return value
+
+
+_CODE_WORDS = _CodeWords()
+
+
 def code_word_share(texts: list) -> float:
     """Share of the words of ``texts`` shaped like code (a mark of code starting within
     its first 41 characters): a reference manual's signatures and identifiers, whatever
     markup its generator sets them in (tables, spans, code)."""
     words = " ".join(texts).split()
-    search = _CODE_MARK.search
-    n = 0
-    for word, k in Counter(words).items():  # each distinct word tested once
-        if word.isalpha() and (word.islower() or word.isupper() or word.istitle()):
-            continue  # letters only, no lower-case letter before a capital: no mark
-        m = search(word)
-        if m is not None and m.start() <= 40:
-            n += k
-    return n / max(1, len(words))
+    return sum(map(_CODE_WORDS.__getitem__, words)) / max(1, len(words))
 
 
 def mono_chars(table: "ElementTable") -> int:
@@ -59,13 +86,14 @@ def mono_chars(table: "ElementTable") -> int:
     ones only), its whitespace runs counted as one as in the blocks' text."""
     chars = 0
     end = -1  # the first element after the subtree last counted
-    index, size = table.index, table.size
-    for el in table.elements[0].iter(*_MONO):
-        i = index.get(el)
-        if i is None or i < end:
+    elements, size = table.elements, table.size
+    # the table's tags, matched in C (cheaper than lxml's walk matching six names)
+    tags = table.nodes()[0]
+    for i in compress(range(len(tags)), map(_MONO.__contains__, tags)):
+        if i < end:
             continue
         end = i + size[i]
-        chars += len(" ".join("".join(el.itertext()).split()))
+        chars += len(" ".join("".join(elements[i].itertext()).split()))
     return chars
 
 
@@ -93,12 +121,15 @@ class PageContext:
         btmpl: list[float] = []
         blink: list[float] = []
         total = tmpl_total = 0
+        if self.judged:  # recur_df <= df, compared in C
+            df, recur = view.sentence_df, repeat(view.recur_df)  # type: ignore[union-attr]
         for b in pa.blocks:
             blk = b.block
             n = len(blk.text)
             t = 0
-            if view is not None and n_other > 0:
-                t = sum(len(s.text) for s in b.sentences if view.sentence_df(s.hash) >= view.recur_df)
+            if self.judged:
+                bt = b.text_info  # its sentences' hashes and lengths, laid out by BlockText
+                t = sum(compress(bt.lengths, map(le, recur, map(df, bt.hashes))))
             t = min(t, n)
             btmpl.append(t / max(1, n))
             blink.append(blk.link_chars / max(1, n))
@@ -155,13 +186,12 @@ class PageContext:
         for top in tops:
             in_top_set.update(table.subtree(top))
         self.in_top_set = in_top_set
-        self.last_top = max((bi for bi, b in enumerate(pa.blocks) if b.block.element in in_top_set), default=-1)
+        self.last_top = _last_in(pa.blocks, in_top_set)
         self.log_page_chars = math.log1p(content_total)
-        page_counts: dict = {}
+        # sentence hash -> occurrences on the page
+        self.page_counts = Counter(chain.from_iterable([b.text_info.hashes for b in pa.blocks]))
         code_chars = link_total = 0
         for b in pa.blocks:
-            for s in b.sentences:
-                page_counts[s.hash] = page_counts.get(s.hash, 0) + 1
             link_total += b.block.link_chars
             if (
                 b.tag in ("pre", "code", "td", "th")
@@ -170,7 +200,6 @@ class PageContext:
                 or "table" in b.ancestors
             ):
                 code_chars += len(b.block.text)
-        self.page_counts = page_counts  # sentence hash -> occurrences on the page
         self.page_link_share = link_total / max(1, total)
         self.page_code_share = code_chars / max(1, total)
         self.page_mono_share = min(1.0, mono_chars(table) / max(1, total))
@@ -201,7 +230,7 @@ class PageContext:
         acc = kinds.get(el)
         if acc is None:
             acc = kinds.get((el.tag, el.get("class")), _ALONE)
-        return acc[0], acc[1] / max(1, acc[0])
+        return acc[0], acc[1] / acc[0]  # a kind counts one child at least
 
     def records_above(self, el: etree._Element) -> tuple[int, float]:
         """The most like siblings (and their mean text) of ``el`` or its parent, the
@@ -246,6 +275,14 @@ class PageContext:
             c = max(1, a[0])
             out += (math.log1p(a[0]), a[1] / c, a[2] / c)
         return tuple(out)
+
+
+def _last_in(blocks: list, elements: set) -> int:
+    """The index of the last of ``blocks`` whose element is in ``elements`` (-1 if none)."""
+    for bi in range(len(blocks) - 1, -1, -1):
+        if blocks[bi].block.element in elements:
+            return bi
+    return -1
 
 
 #: a container holding at least this share of the page's text is page-wide

@@ -8,6 +8,8 @@ then ask per block whether its element lies inside.
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import le
 from typing import TYPE_CHECKING, Callable, Optional
 
 from sst_cleaner.engine.methods.cetd import extract_content
@@ -130,8 +132,11 @@ def cetd_region(pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict
     again alone, and where none of its blocks recurs both regions are that one."""
     doomed = set()
     if view is not None and view.n_other > 0:
+        # a block all of whose sentences recur on recur_df other pages (compared in C:
+        # recur_df <= the df of each hash BlockText lays out)
+        df, recur = view.sentence_df, repeat(view.recur_df)
         for b in pa.blocks:
-            if all(view.sentence_df(s.hash) >= view.recur_df for s in b.sentences):
+            if all(map(le, recur, map(df, b.text_info.hashes))):
                 doomed.add(b.block.element)
     if doomed or plain is None:
         return _region(pa, doomed.__contains__ if doomed else None)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from itertools import chain
-from typing import TYPE_CHECKING, Optional, Sequence
+import struct
+from functools import lru_cache
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,14 +128,16 @@ class TreeEnsemble:
     def predict_rows(self, rows: Sequence[Sequence[float]]) -> np.ndarray:
         """:meth:`predict` of plain rows of equal length, read into one flat array
         without the nested-list conversion (the method scores every sentence of every
-        page)."""
+        page): each row is packed as C doubles in one call (the same doubles numpy
+        reads, without its per-value iteration) and the rows' bytes are joined."""
         import numpy as np
 
         n = len(rows)
         if not n:
             return np.zeros(0)
         n_cols = len(rows[0])
-        return self._walk(np.fromiter(chain.from_iterable(rows), float, n * n_cols), n, n_cols)
+        pack = _row_packer(n_cols)
+        return self._walk(np.frombuffer(b"".join([pack(*row) for row in rows]), float, n * n_cols), n, n_cols)
 
     def _walk(self, flat_x: np.ndarray, n: int, n_cols: int) -> np.ndarray:
         import numpy as np
@@ -163,6 +166,13 @@ class TreeEnsemble:
         leaf = at + (np.arange(k, dtype=np.intp) * (self._n_leaves - self._stride) - self.n_internal)
         z = self.baseline + self._leaf_value.take(leaf).sum(axis=1)
         return 1.0 / (1.0 + np.exp(-z))
+
+
+@lru_cache(maxsize=8)
+def _row_packer(n_cols: int) -> Callable[..., bytes]:
+    """Packs a row of ``n_cols`` numbers as native doubles (a row of another length is
+    refused by struct)."""
+    return struct.Struct(f"={n_cols}d").pack
 
 
 _SCORER_CACHE: dict = {}

@@ -140,8 +140,9 @@ FEATURE_NAMES = (
 _POSITION = {name: i for i, name in enumerate(FEATURE_NAMES)}
 _REC, _NODE_RATE, _COHORT = _POSITION["sent_rec"], _POSITION["node_rate"], _POSITION["cohort"]
 
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-_NAV_LIKE = ("header", "footer", "nav", "aside", "form")
+#: (the ancestors' tags are analyse_page's context tags, whose headings are these)
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_NAV_LIKE = frozenset(("header", "footer", "nav", "aside", "form"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,10 +211,10 @@ def _element_kind(pg: PageContext, bi: int, b: BlockInfo) -> tuple:
     anc = b.ancestors
     tag = b.tag
     return (
-        1.0 if (tag in _HEADINGS or any(a[0] == "h" and a[1:].isdigit() for a in anc)) else 0.0,
+        1.0 if (tag in _HEADINGS or not _HEADINGS.isdisjoint(anc)) else 0.0,
         1.0 if (tag in ("li", "dd", "dt") or "li" in anc) else 0.0,
         1.0 if (tag in ("pre", "td", "th") or "pre" in anc or "table" in anc) else 0.0,
-        1.0 if any(a in _NAV_LIKE for a in anc) or tag in _NAV_LIKE else 0.0,
+        1.0 if not _NAV_LIKE.isdisjoint(anc) or tag in _NAV_LIKE else 0.0,
     )
 
 
@@ -398,7 +399,7 @@ def sentence_features(
         for block_group in _BLOCK_GROUPS:
             own += block_group(pg, bi, b)
         block_values += own
-        for s in b.sentences:
+        for s in b.text_info.sentences:
             own = ()
             for sentence_group in _SENTENCE_GROUPS:
                 own += sentence_group(pg, b, s)
@@ -434,7 +435,8 @@ def _add_cohort(rows: list) -> None:
     if cohort == 0.0:  # every row holds it already (_POST_PLACEHOLDER): every page judged alone
         return
     for _b, _s, f in rows:
-        f[_REC] = min(1.0, f[_REC] / cohort)
+        rec = f[_REC] / cohort
+        f[_REC] = rec if rec < 1.0 else 1.0  # min(1.0, rec), without the builtin's call
         f[_NODE_RATE] = f[_NODE_RATE] / cohort
         f[_COHORT] = cohort
 
@@ -654,21 +656,26 @@ class HybridMethod(SiteStatsModel):
         # so a block's rows are the next len(b.sentences)
         i = 0
         for b in pa.blocks:
-            end = i + len(b.sentences)
-            total = 0.0
-            kept: list[str] = []
-            for j in range(i, end):
-                p = probs[j]
-                total += p
-                if p >= threshold:
-                    kept.append(rows[j][1].text)
+            n = len(b.text_info.sentences)
+            if n == 1:  # most blocks: the sum and mean below, of one sentence
+                p = probs[i]
+                total = 0.0 + p
+                kept: list[str] = [rows[i][1].text] if p >= threshold else []
+            else:
+                total = 0.0
+                kept = []
+                for j in range(i, i + n):
+                    p = probs[j]
+                    total += p
+                    if p >= threshold:
+                        kept.append(rows[j][1].text)
             blk = b.block
             label = INFORMATIVE if kept else NOISE
-            blocks.append(Block(xpath_of(blk.element), blk.text, label, total / max(1, end - i), sentences=kept))
+            blocks.append(Block(xpath_of(blk.element), blk.text, label, total / max(1, n), kept))
             if kept:
                 lines.append(" ".join(kept))
                 sentences.extend(kept)
-            i = end
+            i += n
         return CleanResult(text="\n".join(lines), sentences=sentences, blocks=blocks, method=method, title=page.title)
 
     def to_dict(self) -> dict:
