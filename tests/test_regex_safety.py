@@ -61,10 +61,10 @@ def _module_patterns() -> list[tuple[str, re.Pattern]]:
 
     for i, pat in enumerate(_nonstarter_run_patterns()):
         found[(pat.pattern, pat.flags)] = (f"_dom.py:_nonstarter_run[{i}]", pat)
-    from sst_cleaner.engine.methods.sitestats.site_stats import _HINT_RES
+    from sst_cleaner.engine.methods.sitestats._names import _HINT_RES
 
     for bit, pat in _HINT_RES:
-        found[(pat.pattern, pat.flags)] = (f"site_stats.py:_HINT_RES[{bit}]", pat)
+        found[(pat.pattern, pat.flags)] = (f"_names.py:_HINT_RES[{bit}]", pat)
     return sorted(found.values(), key=lambda x: x[0])
 
 

@@ -3,7 +3,8 @@
 import math
 
 from sst_cleaner.engine._dom import parse_html
-from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page, sentence_hash, style_label
+from sst_cleaner.engine.methods.sitestats._names import style_label
+from sst_cleaner.engine.methods.sitestats.site_stats import SiteStats, analyse_page, sentence_hash
 
 
 def page(body: str):
@@ -163,7 +164,7 @@ def test_near_hints_leave_out_body_and_far_ancestors():
 
 
 def test_name_tokens_split_ascii_and_other_names_alike():
-    from sst_cleaner.engine.methods.sitestats.site_stats import name_tokens
+    from sst_cleaner.engine.methods.sitestats._names import name_tokens
 
     assert name_tokens("commentList ABCdef-fooBAR_x9y") == ["comment", "list", "abcdef", "foo", "bar", "x", "y"]
     # the character loop for other names cuts where the ASCII pattern does

@@ -14,14 +14,9 @@ from itertools import chain, compress, repeat
 from operator import le
 from typing import TYPE_CHECKING, Optional
 
+from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, class_hints
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
-from sst_cleaner.engine.methods.sitestats.site_stats import (
-    HINT_BOILER,
-    HINT_COMMENT,
-    PageAnalysis,
-    PageView,
-    class_hints,
-)
+from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageView
 
 if TYPE_CHECKING:
     from lxml import etree

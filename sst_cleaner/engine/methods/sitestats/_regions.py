@@ -13,7 +13,8 @@ from operator import le
 from typing import TYPE_CHECKING, Callable, Optional
 
 from sst_cleaner.engine.methods.cetd import extract_content
-from sst_cleaner.engine.methods.sitestats.site_stats import HINT_COMMENT, PageAnalysis, PageView
+from sst_cleaner.engine.methods.sitestats._names import HINT_COMMENT
+from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageView
 
 if TYPE_CHECKING:
     from lxml import etree

@@ -37,6 +37,7 @@ from typing import Any, Callable, Optional, TypeVar
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
+from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, HINT_CONTENT, HINT_MEDIA
 from sst_cleaner.engine.methods.sitestats._page_context import PAGE_WIDE_SHARE as PAGE_WIDE_SHARE  # re-exported
 from sst_cleaner.engine.methods.sitestats._page_context import PageContext
 from sst_cleaner.engine.methods.sitestats._regions import CetdRegion as CetdRegion  # re-exported
@@ -45,10 +46,6 @@ from sst_cleaner.engine.methods.sitestats._scorer import Scorers as Scorers  # r
 from sst_cleaner.engine.methods.sitestats._scorer import TreeEnsemble as TreeEnsemble  # re-exported (tests use it)
 from sst_cleaner.engine.methods.sitestats._scorer import load_scorer
 from sst_cleaner.engine.methods.sitestats.site_stats import (
-    HINT_BOILER,
-    HINT_COMMENT,
-    HINT_CONTENT,
-    HINT_MEDIA,
     BlockInfo,
     PageAnalysis,
     PageView,

@@ -26,14 +26,12 @@ itself in the sample removes its own contribution: a page is judged only by the 
 pages of its site, in the transductive setting as in leave-one-out.
 """
 
-# Over 600 lines, kept in one module: the page analysis and the incremental model it feeds
-# share the style-path helpers (labels, hints, digests) and are read together.
+# What an element's own names say (its style label, its hint bits) is read in _names.
 
 from __future__ import annotations
 
 import hashlib
 import math
-import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, reduce
 from itertools import chain
@@ -46,7 +44,7 @@ from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
-from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
+from sst_cleaner.engine.methods.sitestats._names import _label_and_hints, class_hints
 
 try:  # the C loop behind Counter.update, on plain dicts (which the collector need not track)
     from _collections import _count_elements  # type: ignore[import-not-found]
@@ -56,27 +54,6 @@ except ImportError:  # pragma: no cover - other Python implementations
         get = mapping.get
         for x in iterable:
             mapping[x] = get(x, 0) + 1
-
-
-#: attributes that carry a node's style on today's web, plus the old presentational ones
-STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
-
-
-_STYLE_ATTR_SET = frozenset(STYLE_ATTRS)
-
-
-def style_label(el: etree._Element) -> str:
-    """``TAG`` plus its normalised style attributes: the paper's (TAG, Attr) pair."""
-    return _label_and_hints(el)[0]
-
-
-@lru_cache(maxsize=50_000)
-def _style_label(tag: str, raw: tuple) -> str:
-    # pages of a site repeat the same few hundred attribute sets: normalise each once
-    parts = [tag]
-    for name, v in raw:
-        parts.append(f"{name}={normalise_attr_value(v)[:80]}")
-    return "|".join(parts)
 
 
 def _digest(text: str) -> str:
@@ -172,120 +149,6 @@ class PageAnalysis:
         return ElementTable(self.page.root, self.elements or None, self.nodes)
 
 
-# Words in class/id values that name what a container is, the way authors name them.
-# A word matches at the start of a name's token (tokens split at punctuation, digits and
-# camelCase humps), so "comments" and "commentList" name comments while "correspond" does
-# not contain "respond" and "getlogin" is no login box. An id written all in capitals is
-# an anchor generated from a title (DocBook's "SQL-COMMENT" is the COMMENT command's
-# page), not a name a designer gave a container, and says nothing.
-HINT_COMMENT = 1
-HINT_BOILER = 2
-HINT_CONTENT = 4
-HINT_MEDIA = 8
-_HINT_WORDS = (
-    (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "replies", "discussion")),
-    (
-        HINT_BOILER,
-        (
-            "share",
-            "social",
-            "related",
-            "sidebar",
-            "footer",
-            "navbar",
-            "navigation",
-            "menu",
-            "breadcrumb",
-            "widget",
-            "promo",
-            "advert",
-            "sponsor",
-            "banner",
-            "cookie",
-            "newsletter",
-            "subscribe",
-            "masthead",
-            "toolbar",
-            "popular",
-            "trending",
-            "recommend",
-            "tags",
-            "signup",
-            "login",
-            "disclaimer",
-            "legal",
-            "copyright",
-            "teaser",
-        ),
-    ),
-    (HINT_CONTENT, ("article", "content", "post", "entry", "story", "main", "body", "text", "blog")),
-    (HINT_MEDIA, ("caption", "gallery", "slide", "photo", "credit", "figure", "carousel", "thumb")),
-)
-
-
-def class_hints(el: etree._Element) -> int:
-    """HINT_* bits of the element's own class/id names (the ones :func:`_label_and_hints`
-    gives, read without the element's other attributes: the page context asks this of
-    every container of every block)."""
-    cls, ident = el.get("class"), el.get("id")
-    return _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
-
-
-@lru_cache(maxsize=50_000)
-def _class_id_hints(cls: str, ident: str) -> int:
-    # shared with _label_hints_of: the page context asks for the containers the block
-    # walk has just labelled, whose ids are often the page's own ("post-1234")
-    return _hints_of(cls, ident)
-
-
-#: an ASCII name's tokens: a run of capitals with the lower-case letters after it, or a
-#: run of lower-case letters (what :func:`name_tokens` cuts, found in C)
-_ASCII_NAME_TOKEN = re.compile(r"[A-Z]+[a-z]*|[a-z]+")
-
-
-def name_tokens(val: str) -> list[str]:
-    """The lower-cased tokens of a class/id value: split at every character that is not a
-    letter and before every capital that follows a lower-case letter."""
-    if val.isascii():
-        return [tok.lower() for tok in _ASCII_NAME_TOKEN.findall(val)]
-    out: list[str] = []
-    cur: list[str] = []
-    prev_lower = False
-    for ch in val:
-        if ch.isalpha():
-            if ch.isupper() and prev_lower and cur:
-                out.append("".join(cur).lower())
-                cur = []
-            cur.append(ch)
-            prev_lower = ch.islower()
-        else:
-            if cur:
-                out.append("".join(cur).lower())
-                cur = []
-            prev_lower = False
-    if cur:
-        out.append("".join(cur).lower())
-    return out
-
-
-def _hints_of(cls: str, ident: str) -> int:  # called from the cached _class_id_hints only
-    tokens = name_tokens(cls)
-    if not ident.isupper():  # isupper: some letter, and no lower-case one
-        tokens += name_tokens(ident)
-    # a group's word starts a token where it follows the space put before every token
-    # (tokens hold letters only)
-    spaced = " " + " ".join(tokens)
-    bits = 0
-    for bit, at_token_start in _HINT_RES:
-        if at_token_start.search(spaced):
-            bits |= bit
-    return bits
-
-
-#: each group's words as one alternation of literals behind a space (linear)
-_HINT_RES = tuple((bit, re.compile(" (?:" + "|".join(names) + ")")) for bit, names in _HINT_WORDS)
-
-
 def block_text(text: str) -> BlockText:
     """A block's sentences and their sums (:class:`BlockText`).
 
@@ -343,30 +206,6 @@ _CONTEXT_TAGS = frozenset(
         "figcaption",
     )
 )
-
-
-def _label_and_hints(el: etree._Element) -> tuple[str, int]:
-    """:func:`style_label` and :func:`class_hints` of one element, reading its attributes once."""
-    items = el.items()  # a plain list: cheaper than the ``attrib`` proxy
-    if not items:
-        return el.tag, 0
-    if len(items) == 1:  # the common case (a class, an id, an href) needs no sort
-        k, v = items[0]
-        if v and k in _STYLE_ATTR_SET:
-            return _label_hints_of(el.tag, (items[0],))
-        return el.tag, 0
-    raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in _STYLE_ATTR_SET]))
-    if not raw:
-        return el.tag, 0
-    return _label_hints_of(el.tag, raw)
-
-
-@lru_cache(maxsize=50_000)
-def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
-    d = dict(raw)
-    cls, ident = d.get("class"), d.get("id")
-    hints = _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
-    return _style_label(tag, raw), hints
 
 
 def analyse_page(page: PreparedPage) -> PageAnalysis:
