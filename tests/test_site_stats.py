@@ -182,3 +182,18 @@ def test_ascii_features_and_hash_match_the_general_path():
     assert feature_tuple(cjk) == tuple(features_from_words(cjk)) == ("tokyo", "東京", "京都", "big", "déjà", "vu")
     for tokens in (ws, ["no", "number", "here"], ["²", "a"]):
         assert _words_hash(tokens) == _digest(" ".join(_HASH_TOKEN[t] for t in tokens))
+
+
+def test_features_made_on_first_use_are_those_of_the_sentence_words():
+    from sst_cleaner.engine._text import feature_tuple, words
+    from sst_cleaner.engine.methods.sitestats.site_stats import _block_text
+
+    text = "Tokyo 東京都 is big. The 3 sites' copyright notices, 2019! Déjà vu x_1 again."
+    bt = _block_text(text)
+    assert len(bt.sentences) == 3
+    # the block's row first (it asks each sentence), then each sentence again
+    assert bt.feats == tuple(f for s in bt.sentences for f in feature_tuple(words(s.text)))
+    for s in bt.sentences:
+        assert s.feats == feature_tuple(words(s.text)) and s.feats is s.feats
+    single = _block_text("One sentence about stemming words.")
+    assert single.feats == single.sentences[0].feats == feature_tuple(words("One sentence about stemming words."))

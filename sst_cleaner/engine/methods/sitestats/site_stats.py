@@ -69,11 +69,12 @@ def sentence_hash(sentence: str) -> str:
 _HASH_TOKEN = BoundedMemo(lambda tok: "#" if tok.isdigit() else tok)
 
 
-def _words_hash(tokens: list[str]) -> str:
+def _words_hash(tokens: list[str], joined: Optional[str] = None) -> str:
+    """The hash of a sentence's words; ``joined``: the words joined by spaces, if made."""
     # most sentences hold no number: their tokens need no look-up each
     if any(map(_is_number, tokens)):
         return _digest(" ".join(map(_HASH_TOKEN.__getitem__, tokens)))
-    return _digest(" ".join(tokens))
+    return _digest(" ".join(tokens) if joined is None else joined)
 
 
 _is_number = str.isdigit
@@ -83,11 +84,25 @@ _is_number = str.isdigit
 class SentenceInfo:
     text: str
     hash: str
-    #: a tuple, not a list: the block_text cache keeps sentences for good, and the
-    #: cyclic collector stops tracking a tuple of strings
-    feats: tuple[str, ...]
     n_words: int
     stop_ratio: float
+    #: its words joined by spaces (no word holds one), until its features are made
+    _words: Optional[str] = field(default=None, repr=False, compare=False)
+    _feats: Optional[tuple[str, ...]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def feats(self) -> tuple[str, ...]:
+        """The sentence's features (stemmed keywords), made from its words on first use:
+        only the site's model reads them, and a page judged alone never does. A tuple,
+        not a list: the block_text cache keeps sentences for good, and the cyclic
+        collector stops tracking a tuple of strings."""
+        got = self._feats
+        if got is None:
+            joined = self._words
+            tokens = joined.split(" ") if joined is not None else words(self.text)
+            got = self._feats = feature_tuple(tokens)
+            self._words = None  # the features say what learning needs of them
+        return got
 
 
 class BlockText:
@@ -97,20 +112,32 @@ class BlockText:
     sentences: the sentence hashes, every sentence's features in a row, and the sentence
     lengths. Never mutated."""
 
-    __slots__ = ("sentences", "hashes", "feats", "lengths")
+    __slots__ = ("sentences", "hashes", "_feats", "lengths")
     hashes: tuple[str, ...]
-    feats: tuple[str, ...]
     lengths: tuple[int, ...]
 
     def __init__(self, sentences: tuple[SentenceInfo, ...]):
         self.sentences = sentences
+        self._feats: Optional[tuple[str, ...]] = None
         if len(sentences) == 1:  # most blocks: nothing to join
             (s,) = sentences
-            self.hashes, self.feats, self.lengths = (s.hash,), s.feats, (len(s.text),)
+            self.hashes, self.lengths = (s.hash,), (len(s.text),)
             return
         self.hashes = tuple([s.hash for s in sentences])
-        self.feats = tuple(chain.from_iterable([s.feats for s in sentences]))
         self.lengths = tuple([len(s.text) for s in sentences])
+
+    @property
+    def feats(self) -> tuple[str, ...]:
+        """Every sentence's features in a row (made on first use, as each sentence's)."""
+        got = self._feats
+        if got is None:
+            sentences = self.sentences
+            if len(sentences) == 1:
+                got = sentences[0].feats
+            else:
+                got = tuple(chain.from_iterable([s.feats for s in sentences]))
+            self._feats = got
+        return got
 
 
 @dataclass(slots=True)
@@ -154,7 +181,8 @@ def block_text(text: str) -> BlockText:
 
     Short texts are cached: a site's template blocks (menus, footers, banners) come back
     on every page, and this is the costliest per-block step. Long texts (articles) are
-    not, so the cache stays small (at most 20,000 texts of 2,000 characters).
+    not, so the cache stays small (at most 20,000 texts of 2,000 characters, each with
+    its words once more until their features are made).
     """
     if len(text) <= _CACHED_BLOCK_CHARS:
         return _cached_block_text(text)
@@ -171,7 +199,8 @@ def _block_text(text: str) -> BlockText:
         if not ws:
             continue
         stop = sum(map(_is_stop, ws)) / len(ws)
-        out.append(SentenceInfo(s, _words_hash(ws), feature_tuple(ws), len(ws), stop))
+        joined = " ".join(ws)
+        out.append(SentenceInfo(s, _words_hash(ws, joined), len(ws), stop, joined))
     return BlockText(tuple(out))
 
 
