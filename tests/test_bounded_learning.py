@@ -118,3 +118,13 @@ def test_the_attribute_cap_is_per_document():
     assert attribute_cap(1000, 10) == 1000
     small = parse_html("<html><body>" + tag + "</body></html>")
     assert len(next(small.root.iter("div")).attrib) == 999
+
+
+def test_a_memo_stays_bounded_in_entries_and_in_key_length():
+    from sst_cleaner.engine._text import BoundedMemo
+
+    memo = BoundedMemo(len, max_size=3, max_key_chars=5)
+    assert [memo[k] for k in ("a", "bb", "ccc")] == [1, 2, 3] and len(memo) == 3
+    assert memo["dddd"] == 4 and list(memo) == ["dddd"]  # full: emptied, then kept
+    huge = "x" * 1_000_000
+    assert memo[huge] == 1_000_000 and huge not in memo  # answered, never kept

@@ -127,15 +127,20 @@ class BoundedMemo(dict):
 
     A plain dict with ``__missing__``: look-ups through ``map(memo.__getitem__, keys)``
     run in C, which is why the per-token tables of the hot paths are built on it.
+    ``max_key_chars``: longer keys are computed on every look-up, never kept (a page can
+    hold one multi-megabyte "word").
     """
 
-    def __init__(self, func: Callable[[str], Any], max_size: int = 200_000):
+    def __init__(self, func: Callable[[str], Any], max_size: int = 200_000, max_key_chars: Optional[int] = None):
         super().__init__()
         self.func = func
         self.max_size = max_size
+        self.max_key_chars = max_key_chars
 
     def __missing__(self, key: str) -> Any:
         value = self.func(key)
+        if self.max_key_chars is not None and len(key) > self.max_key_chars:
+            return value
         if len(self) >= self.max_size:
             self.clear()
         self[key] = value

@@ -14,6 +14,7 @@ from itertools import chain, compress, repeat
 from operator import le
 from typing import TYPE_CHECKING, Optional
 
+from sst_cleaner.engine._text import BoundedMemo
 from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, class_hints
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
 from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageView
@@ -44,28 +45,9 @@ def _code_word(word: str) -> int:
     return 1 if m is not None and m.start() <= 40 else 0
 
 
-#: words longer than this are tested on every look-up, never kept (a page can hold one
-#: multi-megabyte "word"); at most _KEPT_WORDS are kept, then the memo starts again
-_KEPT_WORD_CHARS = 100
-_KEPT_WORDS = 100_000
-
-
-class _CodeWords(dict):
-    """word -> _code_word(word), bounded like :class:`~sst_cleaner.engine._text.BoundedMemo`:
-    a site's pages share most of their words, and ``map(memo.__getitem__, words)`` looks
-    them up in C. A miss costs one Python call (this method, the test inlined), as a
-    page's new words are many."""
-
-    def __missing__(self, word: str) -> int:
-        value = _code_word(word)
-        if len(word) <= _KEPT_WORD_CHARS:
-            if len(self) >= _KEPT_WORDS:
-                self.clear()
-            self[word] = value
-        return value
-
-
-_CODE_WORDS = _CodeWords()
+#: word -> _code_word(word): a site's pages share most of their words, and
+#: ``map(memo.__getitem__, words)`` looks them up in C
+_CODE_WORDS = BoundedMemo(_code_word, max_size=100_000, max_key_chars=100)
 
 
 def code_word_share(texts: list) -> float:

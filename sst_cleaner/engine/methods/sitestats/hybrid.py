@@ -654,18 +654,13 @@ class HybridMethod(SiteStatsModel):
         i = 0
         for b in pa.blocks:
             n = len(b.text_info.sentences)
-            if n == 1:  # most blocks: the sum and mean below, of one sentence
-                p = probs[i]
-                total = 0.0 + p
-                kept: list[str] = [rows[i][1].text] if p >= threshold else []
-            else:
-                total = 0.0
-                kept = []
-                for j in range(i, i + n):
-                    p = probs[j]
-                    total += p
-                    if p >= threshold:
-                        kept.append(rows[j][1].text)
+            total = 0.0
+            kept: list[str] = []
+            for j in range(i, i + n):
+                p = probs[j]
+                total += p
+                if p >= threshold:
+                    kept.append(rows[j][1].text)
             blk = b.block
             label = INFORMATIVE if kept else NOISE
             blocks.append(Block(xpath_of(blk.element), blk.text, label, total / max(1, n), kept))
