@@ -121,10 +121,14 @@ def test_a_feature_given_twice_or_never_is_refused(monkeypatch):
     monkeypatch.setitem(hybrid._GROUP_NAMES, hybrid._media, ("hint_media", "near_media", "in_li"))
     with pytest.raises(RuntimeError, match=r"twice \['in_li'\], missing \['in_figure'\]"):
         hybrid._assembly()
+    # a row is the groups' values joined: FEATURE_NAMES must list them in that order
+    monkeypatch.setitem(hybrid._GROUP_NAMES, hybrid._media, ("near_media", "hint_media", "in_figure"))
+    with pytest.raises(RuntimeError, match="another order"):
+        hybrid._assembly()
 
 
 def test_rows_are_assembled_by_name(fitted):
-    # the vector follows FEATURE_NAMES whatever order the groups give their values in
+    # the vector follows FEATURE_NAMES (the groups' order, checked by _assembly)
     rows = _rows_by_text(fitted, site_page(100)[0])
     for feats in rows.values():
         assert feats["bias"] == 1.0
@@ -367,6 +371,21 @@ def test_tree_ensemble_walks_trees_like_by_hand():
     assert math.isclose(p[1], 1 / (1 + math.exp(-2.5)))
 
 
+def test_tree_ensemble_places_a_files_features_by_name():
+    # a file listing the features in another order splits on the same names
+    names = FEATURE_NAMES
+    stump = {"threshold": [0.5, 0, 0], "left": [1, 0, 0], "right": [2, 0, 0], "leaf": [False, True, True]}
+    stump["value"] = [0, -2.0, 2.0]
+    ens = TreeEnsemble({"features": list(names), "baseline": 0.0, "trees": [dict(stump, feature=[3, 0, 0])]})
+    backwards = list(reversed(names))
+    at = backwards.index(names[3])
+    ens2 = TreeEnsemble({"features": backwards, "baseline": 0.0, "trees": [dict(stump, feature=[at, 0, 0])]})
+    x = [[0.0] * len(names) for _ in range(2)]
+    x[1][3] = 0.9
+    assert list(ens.predict(x)) == list(ens2.predict(x))
+    assert ens.predict(x)[0] < 0.5 < ens.predict(x)[1]
+
+
 def test_tree_ensemble_rejects_bad_indices():
     spec = {
         "features": list(FEATURE_NAMES),
@@ -378,6 +397,9 @@ def test_tree_ensemble_rejects_bad_indices():
     spec2 = {"features": list(FEATURE_NAMES) + ["extra"], "baseline": 0.0, "trees": []}
     with pytest.raises(ValueError):
         TreeEnsemble(spec2)  # trained on other features
+    spec3 = {"features": list(FEATURE_NAMES[:-1]) + [FEATURE_NAMES[0]], "baseline": 0.0, "trees": []}
+    with pytest.raises(ValueError):
+        TreeEnsemble(spec3)  # one feature twice, one missing
 
 
 def _hint_row(cleaner: SiteCleaner, html: str, needle: str) -> dict:

@@ -32,7 +32,8 @@ class TreeEnsemble:
     JSON: ``{"features": [names], "baseline": b, "trees": [{"feature": [...],
     "threshold": [...], "left": [...], "right": [...], "leaf": [...], "value": [...]}]}``.
     A row goes left when ``x[feature] <= threshold`` (NaN never occurs: every feature is a
-    number by construction).
+    number by construction). A tree's ``feature`` indexes the file's ``features``, which
+    must be the names this version computes, in any order: each is placed by name.
     """
 
     #: deepest tree accepted (a scorer file is data: a cycle or a very deep tree is refused)
@@ -43,10 +44,14 @@ class TreeEnsemble:
 
         if names is None:
             names = _feature_names()
-        if tuple(spec["features"]) != tuple(names):
+        given = list(spec["features"])
+        if len(given) != len(names) or set(given) != set(names):
             raise ValueError("scorer was trained on other features than this version computes")
         self.baseline = float(spec["baseline"])
         trees = [self._checked(t, len(names)) for t in spec["trees"]]
+        column = {name: i for i, name in enumerate(names)}
+        placed = [column[name] for name in given]  # the file's feature i -> the row's column
+        trees = [([placed[f] for f in t[0]],) + t[1:] for t in trees]
         # Every tree is laid out as a *perfect* binary tree of the ensemble's depth D
         # (node i has children 2i+1, 2i+2; a leaf shallower than D is copied down, under
         # a split that sends everything left), so a batch walks all trees at once with

@@ -31,7 +31,6 @@ from __future__ import annotations
 # rows change together (a feature is added in both; the page context they read is in
 # _page_context).
 import math
-import operator
 from typing import Any, Callable, Optional, TypeVar
 
 from sst_cleaner.engine._dom import PreparedPage
@@ -56,24 +55,41 @@ from sst_cleaner.engine.methods.sitestats.site_stats import (
 )
 
 FEATURE_NAMES = (
+    # in the order the groups below give them (page, path, block, sentence, post-pass):
+    # a sentence's row is their values joined, with no reordering (see _assembly)
     "bias",
-    "entropy",  # E(S) over the node's other pages
-    "sent_rec",  # share of the page's template cohort carrying this exact sentence (see cohort)
-    "sent_rec2",  # sentence on >= 2 other pages
+    "page_tmpl",  # share of the page's text that is template
+    "log_page_chars",  # the page's text, non-template
+    "page_link_share",  # share of the page's text inside links
+    "page_code_share",  # share of the page's text in pre, code and tables
+    # share of the page's text set in code type (code, pre, kbd...): a reference manual's
+    # signatures and names, never a news page's; where it is high, links and listings
+    # outside the prose container are the page's matter, where it is nil they are teasers
+    "page_mono_share",
+    "page_code_words",  # share of its words shaped like code (identifiers, operators)
     "node_share",  # share of the node's text that recurs site-wide
     "node_rate",  # share of the page's template cohort having the node (see cohort)
     "node_new",  # node never seen on another page
-    "in_cetd",  # inside CETD content region (template zeroed)
-    "link_density",
-    "log_block_chars",
-    "log_sent_words",
-    "stop_ratio",
-    "ends_punct",
     "is_heading",
     "in_li",
     "in_pre_or_table",
     "in_nav_like",  # inside header/footer/nav/aside/form
+    "hint_comment",
+    "hint_boiler",
+    "hint_content",  # class/id names of the ancestors
+    # what the block's own container is called (its element and the two above it)
+    "near_comment",
+    "near_boiler",
+    "near_content",
+    "hint_media",
+    "near_media",
+    "in_figure",  # captions, galleries, photo credits
+    "link_density",
+    "log_block_chars",
     "rel_pos",  # position of the block in the page (0..1)
+    "log_links",  # links in the block
+    "in_cetd",  # inside CETD content region (template zeroed)
+    "in_cetd_top",  # inside the CETD subtree of largest DensitySum
     # context: the containers above the block (1, 2 and 3 levels up) and the neighbours
     "up1_log_chars",
     "up1_tmpl",
@@ -88,42 +104,27 @@ FEATURE_NAMES = (
     "prev_link",
     "next_tmpl",
     "next_link",
-    "page_tmpl",  # share of the page's text that is template
-    "hint_comment",
-    "hint_boiler",
-    "hint_content",  # class/id names of the ancestors
     "in_main",  # inside the page's main container (holds most of its non-template text)
     "main_tmpl",  # share of the main container's text that is template
     "in_wide",
     "wide_tmpl",  # the same for the container holding nine tenths of it
-    # what the block's own container is called (its element and the two above it)
-    "near_comment",
-    "near_boiler",
-    "near_content",
     "in_article",  # inside <article> or <main>
     # the densest prose container, as a reader-view extractor scores it (see _prose_scores)
     "in_top",
     "after_top",
     "top_ratio",
     "top_share",
-    "log_links",  # links in the block
-    "log_page_chars",  # the page's text, non-template
-    "in_cetd_top",  # inside the CETD subtree of largest DensitySum
-    "hint_media",
-    "near_media",
-    "in_figure",  # captions, galleries, photo credits
-    "dup_in_page",  # the sentence occurs more than once on the page
-    "page_link_share",  # share of the page's text inside links
-    "page_code_share",  # share of the page's text in pre, code and tables
-    # share of the page's text set in code type (code, pre, kbd...): a reference manual's
-    # signatures and names, never a news page's; where it is high, links and listings
-    # outside the prose container are the page's matter, where it is nil they are teasers
-    "page_mono_share",
-    "page_code_words",  # share of its words shaped like code (identifiers, operators)
     # records: the block's element or one of its two containers repeated as siblings of
     # one kind (teasers, gallery slides, list items, paragraphs), and how long they are
     "log_same_sibs",  # the most siblings of one tag and class among the three levels
     "sib_log_chars",  # mean text of those siblings
+    "entropy",  # E(S) over the node's other pages
+    "sent_rec",  # share of the page's template cohort carrying this exact sentence (see cohort)
+    "sent_rec2",  # sentence on >= 2 other pages
+    "log_sent_words",
+    "stop_ratio",
+    "ends_punct",
+    "dup_in_page",  # the sentence occurs more than once on the page
     # the page's template cohort: a host whose pages span several template eras shares
     # its template with the pages of the same era only, so recurrence is measured against
     # the most widespread node of the page (about the era's share of the sample), not
@@ -132,8 +133,7 @@ FEATURE_NAMES = (
 )
 
 
-#: where each feature sits in the vector, derived from FEATURE_NAMES once (the groups below
-#: declare the names they give and are placed by name too, see _assembly)
+#: where each feature sits in the vector, derived from FEATURE_NAMES once
 _POSITION = {name: i for i, name in enumerate(FEATURE_NAMES)}
 _REC, _NODE_RATE, _COHORT = _POSITION["sent_rec"], _POSITION["node_rate"], _POSITION["cohort"]
 
@@ -145,7 +145,7 @@ _NAV_LIKE = frozenset(("header", "footer", "nav", "aside", "form"))
 # ---------------------------------------------------------------------------------------
 # The feature groups. Each declares the names of its features and returns their values
 # in that order (a tuple: a row is made per sentence of every page, and tuples are what
-# Python joins fastest); sentence_features places them by name.
+# Python joins fastest); FEATURE_NAMES lists them in group order (checked, _assembly).
 # ---------------------------------------------------------------------------------------
 _GROUP_NAMES: dict = {}
 
@@ -345,10 +345,11 @@ _SENTENCE_GROUPS = (_site_sentence, _sentence_shape)
 _POST_PASS = ("cohort",)
 
 
-def _assembly() -> operator.itemgetter:
-    """Where each feature of FEATURE_NAMES sits among the groups' values joined in group
-    order (page, path, block, sentence, post-pass); refuses groups that do not give every
-    feature exactly once."""
+def _assembly() -> None:
+    """Refuses groups that do not give every feature of FEATURE_NAMES exactly once, in its
+    order, when their values are joined in group order (page, path, block, sentence,
+    post-pass): a row is made per sentence of every page, and joined values need no
+    reordering."""
     groups = _PAGE_GROUPS + _PATH_GROUPS + _BLOCK_GROUPS + _SENTENCE_GROUPS
     joined = [name for group in groups for name in _GROUP_NAMES[group]]
     joined += _POST_PASS
@@ -358,12 +359,11 @@ def _assembly() -> operator.itemgetter:
             f"feature groups must give every feature exactly once: twice {twice}, "
             f"missing {sorted(set(FEATURE_NAMES) - set(joined))}, unknown {sorted(set(joined) - set(FEATURE_NAMES))}"
         )
-    at = {name: i for i, name in enumerate(joined)}
-    return operator.itemgetter(*(at[name] for name in FEATURE_NAMES))
+    if tuple(joined) != FEATURE_NAMES:
+        raise RuntimeError(f"feature groups give {joined}, FEATURE_NAMES lists them in another order")
 
 
-#: joined group values -> FEATURE_NAMES order, derived once
-_IN_FEATURE_ORDER = _assembly()
+_assembly()
 _N_FEATURES = len(FEATURE_NAMES)
 _POST_PLACEHOLDER = (0.0,) * len(_POST_PASS)
 
@@ -379,7 +379,6 @@ def sentence_features(
     page_values: tuple = ()
     for page_group in _PAGE_GROUPS:
         page_values += page_group(pg)
-    in_feature_order = _IN_FEATURE_ORDER
     rows = []
     by_path: dict = {}
     for bi, b in enumerate(pa.blocks):
@@ -400,10 +399,10 @@ def sentence_features(
             own = ()
             for sentence_group in _SENTENCE_GROUPS:
                 own += sentence_group(pg, b, s)
-            values = block_values + (own + _POST_PLACEHOLDER)
+            values = [*block_values, *own, *_POST_PLACEHOLDER]
             if len(values) != _N_FEATURES:  # a group gave more or fewer values than it names
                 raise RuntimeError(f"feature groups gave {len(values)} values for {_N_FEATURES} features")
-            rows.append((b, s, list(in_feature_order(values))))
+            rows.append((b, s, values))
     _add_cohort(rows)
     return rows
 
