@@ -197,3 +197,21 @@ def test_features_made_on_first_use_are_those_of_the_sentence_words():
         assert s.feats == feature_tuple(words(s.text)) and s.feats is s.feats
     single = _block_text("One sentence about stemming words.")
     assert single.feats == single.sentences[0].feats == feature_tuple(words("One sentence about stemming words."))
+
+
+def test_a_page_analysed_to_be_judged_alone_has_no_keys_and_is_not_learnt():
+    import pytest
+
+    html = '<html><body><div class="body"><p>Apple pie. Apple tart.</p><ul><li>Home</li></ul></div></body></html>'
+    keyed, alone = analyse_page(parse_html(html)), analyse_page(parse_html(html), site=False)
+    assert alone.fingerprint == "" and {b.key for b in alone.blocks} == {""}
+    assert keyed.fingerprint and all(b.key for b in keyed.blocks)
+    # everything else is the same analysis
+    assert [(b.block.text, b.tag, b.ancestors, b.hints, b.near_hints) for b in alone.blocks] == [
+        (b.block.text, b.tag, b.ancestors, b.hints, b.near_hints) for b in keyed.blocks
+    ]
+    stats = SiteStats()
+    stats.add(keyed)
+    for use in (stats.add, stats.page_view):
+        with pytest.raises(ValueError, match="judging alone"):
+            use(alone)

@@ -408,9 +408,10 @@ def sentence_features(
 
 
 def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
-    """Everything the path groups read of a block (``hints``: its names as the page
-    reads them, see local_hints): blocks with equal keys get equal values from them."""
-    return b.key, b.tag, b.ancestors, hints
+    """Everything the path groups read of a block: its style path's id (which fixes its
+    node and ancestors), its tag, and ``hints`` (its names as the page reads them, see
+    local_hints): blocks with equal keys get equal values from them."""
+    return b.block.state, b.tag, hints
 
 
 _HINT_BOILER, _REC2, _NODE_SHARE = (_POSITION[n] for n in ("hint_boiler", "sent_rec2", "node_share"))
@@ -507,7 +508,7 @@ class HybridMethod(SiteStatsModel):
 
     def score_page(self, page: PreparedPage) -> tuple[PageAnalysis, list, list]:
         """(analysis, rows, probabilities): every sentence of the page with its score."""
-        pa = analyse_page(page)
+        pa = analyse_page(page, site=self.stats.n_pages > 0)  # else judged alone
         return (pa,) + self._score(pa, self._page_view(pa))
 
     def _page_view(self, pa: PageAnalysis) -> Optional[PageView]:
@@ -614,7 +615,7 @@ class HybridMethod(SiteStatsModel):
         return out
 
     def clean(self, page: PreparedPage) -> CleanResult:
-        pa = analyse_page(page)
+        pa = analyse_page(page, site=self.stats.n_pages > 0)  # else judged alone
         view = self._page_view(pa)
         plain: dict = {}
         rows, probs = self._score(pa, view, plain)

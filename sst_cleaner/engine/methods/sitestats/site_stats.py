@@ -237,8 +237,12 @@ _CONTEXT_TAGS = frozenset(
 )
 
 
-def analyse_page(page: PreparedPage) -> PageAnalysis:
-    """Cut a page into blocks and sentences and give each block its style-path key."""
+def analyse_page(page: PreparedPage, site: bool = True) -> PageAnalysis:
+    """Cut a page into blocks and sentences and give each block its style-path key.
+
+    ``site=False``: for a page judged alone, without what only a site model reads (the
+    blocks' keys, the page's fingerprint: both left empty); a site model refuses such an
+    analysis."""
     root = page.root
     # Style paths are interned while text_blocks walks the page: the walk's state of an
     # element is its path id, ``entries[id] = (parent id, label, tag, own hint bits)``.
@@ -267,7 +271,6 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
     paths: dict[int, tuple[str, tuple, int, int]] = {}
     prefixes: dict = {}  # see _path_info
     infos: list[BlockInfo] = []
-    all_hashes: list[str] = []
     elements: list = []
     nodes: tuple[list, list, list] = ([], [], [])
     for blk in text_blocks(root, annotate, elements, nodes):
@@ -276,20 +279,22 @@ def analyse_page(page: PreparedPage) -> PageAnalysis:
             continue
         got = paths.get(blk.state)
         if got is None:
-            got = paths[blk.state] = _path_info(entries, blk.state, prefixes)
+            got = paths[blk.state] = _path_info(entries, blk.state, prefixes, site)
         key, ctx, hints, near = got
         infos.append(BlockInfo(blk, key, blk.element.tag, bt, ctx, hints, near))
-        all_hashes.extend(bt.hashes)
-    fp = _digest(" ".join(all_hashes))
+    fp = _digest(" ".join(chain.from_iterable([b.text_info.hashes for b in infos]))) if site else ""
     return PageAnalysis(page, infos, fp, elements, entries, nodes)
 
 
-def _path_info(entries: list[tuple[int, str, str, int]], pid: int, prefixes: dict) -> tuple[str, tuple, int, int]:
+def _path_info(
+    entries: list[tuple[int, str, str, int]], pid: int, prefixes: dict, keyed: bool
+) -> tuple[str, tuple, int, int]:
     """What a block needs of its style path ``pid`` (an id of :func:`analyse_page`'s
-    ``entries``): its digest, its context tags, the hint bits of the whole path and of
-    its near end. ``prefixes`` holds the same, in the making, for every path id met so
-    far on the page: the paths of a page share most of their length, so each id's part
-    is added once to its parent's (BODY's tag is no context, its hint bits do count)."""
+    ``entries``): its digest ("" unless ``keyed``), its context tags, the hint bits of
+    the whole path and of its near end. ``prefixes`` holds the same, in the making, for
+    every path id met so far on the page: the paths of a page share most of their length,
+    so each id's part is added once to its parent's (BODY's tag is no context, its hint
+    bits do count)."""
     todo = []
     i = pid
     while i >= 0 and i not in prefixes:
@@ -298,18 +303,20 @@ def _path_info(entries: list[tuple[int, str, str, int]], pid: int, prefixes: dic
     for i in reversed(todo):
         parent, label, tag, bits = entries[i]
         if parent < 0:  # BODY
-            prefixes[i] = (hashlib.blake2b(_utf8(label), digest_size=8), (), bits, ())
+            prefixes[i] = (hashlib.blake2b(_utf8(label), digest_size=8) if keyed else None, (), bits, ())
             continue
         digest, ctx, hints, near = prefixes[parent]
-        digest = digest.copy()
-        digest.update(_utf8("/" + label))
+        if digest is not None:
+            digest = digest.copy()
+            digest.update(_utf8("/" + label))
         if tag in _CONTEXT_TAGS:
             ctx += (tag,)
         # what the block's own container is called: its element and the two above it
         # (BODY left out: CMSs put page-wide words like "comments-open" there)
         prefixes[i] = (digest, ctx, hints | bits, (near + (bits,))[-3:])
     digest, ctx, hints, near = prefixes[pid]
-    return digest.hexdigest(), ctx, hints, reduce(or_, near, 0)
+    key = digest.hexdigest() if digest is not None else ""
+    return key, ctx, hints, reduce(or_, near, 0)
 
 
 def _utf8(text: str) -> bytes:
@@ -334,6 +341,7 @@ class SiteStats:
 
     # -- learning ---------------------------------------------------------------
     def add(self, pa: PageAnalysis) -> None:
+        _check_keyed(pa)
         self.n_pages += 1
         self.page_fps[pa.fingerprint] = self.page_fps.get(pa.fingerprint, 0) + 1
         node_sents: dict[str, set[str]] = {}
@@ -404,6 +412,7 @@ class SiteStats:
 
     # -- evidence for one page ------------------------------------------------------
     def page_view(self, pa: PageAnalysis) -> "PageView":
+        _check_keyed(pa)
         own = 1 if self.page_fps.get(pa.fingerprint, 0) > 0 else 0
         return PageView(self, pa, own)
 
@@ -499,6 +508,11 @@ class SiteStatsModel:
     def merge_shard(self, stats: SiteStats) -> None:
         """Add another shard's pages (see :mod:`~sst_cleaner.engine._parallel_fit`)."""
         self.stats.merge(stats)
+
+
+def _check_keyed(pa: PageAnalysis) -> None:
+    if not pa.fingerprint:  # a fingerprint is never empty, made
+        raise ValueError("the page was analysed for judging alone (analyse_page(site=False)), without node keys")
 
 
 def _add_counts(mine: dict, theirs: dict) -> None:
