@@ -655,3 +655,15 @@ def test_outside_a_prose_container_named_as_boilerplate_names_say_nothing(monkey
     monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [1.0] * len(rows))
     text = cleaner.clean(html).text
     assert all(p in text for p in post), text
+
+
+def test_a_page_analysed_before_any_fit_is_judged_alone_after_one(fitted):
+    # clean analyses a page without node keys when the model is empty; were a page learnt
+    # before its view is asked for, the page is still judged alone, never refused
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.engine.methods.sitestats import hybrid
+
+    pa = hybrid.analyse_page(parse_html(site_page(100)[0]), site=False)
+    assert fitted._impl.stats.n_pages and fitted._impl._page_view(pa) is None
+    keyed = hybrid.analyse_page(parse_html(site_page(100)[0]))
+    assert fitted._impl._page_view(keyed) is not None

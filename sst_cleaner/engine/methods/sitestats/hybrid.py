@@ -408,9 +408,8 @@ def sentence_features(
 
 
 def _path_key(b: BlockInfo, hints: tuple[int, int]) -> tuple:
-    """Everything the path groups read of a block: its style path's id (which fixes its
-    node and ancestors), its tag, and ``hints`` (its names as the page reads them, see
-    local_hints): blocks with equal keys get equal values from them."""
+    """Everything the path groups read of a block: its style path (node, ancestors), tag and
+    ``hints`` (its names as the page reads them): equal keys get equal values from them."""
     return b.block.state, b.tag, hints
 
 
@@ -512,8 +511,9 @@ class HybridMethod(SiteStatsModel):
         return (pa,) + self._score(pa, self._page_view(pa))
 
     def _page_view(self, pa: PageAnalysis) -> Optional[PageView]:
-        """The site's evidence about the page (None before any fit)."""
-        return self.stats.page_view(pa) if self.stats.n_pages else None
+        """The site's evidence about the page (None before any fit, or for an analysis
+        made before it, to be judged alone: a page learnt meanwhile changes nothing)."""
+        return self.stats.page_view(pa) if self.stats.n_pages and pa.fingerprint else None
 
     def _judge(self, pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict]) -> tuple[list, Any]:
         """(rows, the scorer's probabilities) of the page's sentences, judged with
