@@ -291,7 +291,7 @@ def test_attribute_cap_reads_quoted_values_like_the_parser():
 def test_attribute_cap_finds_long_tags_after_stray_and_bare_tags():
     # a stray "<" right before a tag, bare tags, end tags and a "<" at the very end are
     # all skipped over without missing the long tag that follows them
-    from sst_cleaner.engine._dom import _cap_attributes
+    from sst_cleaner.engine._attr_cap import _cap_attributes
 
     html = "<p>1 << <br><i>x</i><<div a b c d e>t</div><"
     assert _cap_attributes(html, 3) == "<p>1 << <br><i>x</i><<div a b c>t</div><"
