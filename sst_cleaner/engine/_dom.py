@@ -325,6 +325,7 @@ def _sanitize_text(text: str) -> tuple[str, Optional[bytes]]:
     """``text`` without what lxml refuses or a method could choke on, and its UTF-8
     encoding when that was made on the way (None when the text changed after it)."""
     # lxml rejects NUL and lone surrogates in str input; they are never meaningful text
+    data: Optional[bytes]
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
