@@ -291,24 +291,31 @@ class PreparedPage:
             return el.tag
         steps = self._steps.get(parent)
         if steps is None:
-            # libxml2's rule: an index only if a sibling has the same name; 1-based
-            steps = {}
-            kids = [(child, child.tag) for child in parent]  # ``tag`` makes a new string
-            total: dict = {}
-            for _child, t in kids:
-                if isinstance(t, str):
-                    total[t] = total.get(t, 0) + 1
-            seen: dict = {}
-            for child, t in kids:
-                if not isinstance(t, str):
-                    continue
-                if total[t] > 1:
-                    seen[t] = seen.get(t, 0) + 1
-                    steps[child] = f"{t}[{seen[t]}]"
-                else:
-                    steps[child] = t
-            self._steps[parent] = steps
+            steps = self._steps[parent] = _child_steps(parent)
         return steps[el]
+
+
+def _child_steps(parent: etree._Element) -> dict:
+    """Each element child's step, by libxml2's rule: an index only if a sibling has the
+    same name, 1-based. One pass: the first of a name gets its index when a second
+    one comes."""
+    steps: dict = {}
+    first: dict = {}
+    seen: dict = {}
+    for child in parent:
+        t = child.tag  # ``tag`` makes a new string: read once
+        if not isinstance(t, str):
+            continue
+        n = seen.get(t, 0) + 1
+        seen[t] = n
+        if n == 1:
+            steps[child] = t
+            first[t] = child
+        else:
+            if n == 2:
+                steps[first[t]] = f"{t}[1]"
+            steps[child] = f"{t}[{n}]"
+    return steps
 
 
 # C0 controls (but tab, LF, CR) and U+FFFE/U+FFFF: not XML characters, so lxml refuses
