@@ -10,9 +10,13 @@ import re
 # repeats only (Python 3.11): no backtracking, linear on any input. (Nothing follows the
 # value's alternation inside the possessive group, so it needs no atomic group of its
 # own: fewer opcodes per attribute.)
-_ATTR = r"""[^\s/>=]++(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
-_START_TAG = re.compile(r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r")*+")
-_ONE_ATTR = re.compile(r"[\s/]++" + _ATTR)
+# ``\s`` is spelled out as the characters it matches in a str pattern (a test checks the
+# set): a class of literals is one table lookup a character, where ``\s`` in a class is
+# a category test, and every character of every tag's names is tested against it
+_WS = r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_ATTR = rf"""[^{_WS}/>=]++(?:[{_WS}]*+=[{_WS}]*+(?:"[^"]*+"|'[^']*+'|[^{_WS}>]*+))?+"""
+_START_TAG = re.compile(rf"<[A-Za-z][^{_WS}/>]*+(?:[{_WS}/]++{_ATTR})*+")
+_ONE_ATTR = re.compile(rf"[{_WS}/]++{_ATTR}")
 
 
 _SHORT_TAGS: dict[int, "re.Pattern[str]"] = {}
@@ -28,8 +32,8 @@ def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
         # text runs between the "<"s, so that each "<" is tried once, not after a failed
         # text branch; a tag name followed by ">" is taken whole, without the attribute
         # repeat and its look-ahead (an ordinary page's tags without attributes)
-        attrs = r"(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+(?![\s/]++" + _ATTR + r")"
-        tag = r"<(?:(?![A-Za-z])|[A-Za-z][^\s/>]*+(?:>|" + attrs + r"))"
+        attrs = rf"(?:[{_WS}/]++{_ATTR}){{0,{max_attributes - 1}}}+(?![{_WS}/]++{_ATTR})"
+        tag = rf"<(?:(?![A-Za-z])|[A-Za-z][^{_WS}/>]*+(?:>|{attrs}))"
         pat = re.compile(r"[^<]*+(?:" + tag + r"[^<]*+)*+")
         if len(_SHORT_TAGS) < 8:
             _SHORT_TAGS[max_attributes] = pat
