@@ -269,11 +269,15 @@ def _rewritten_blocks(blocks: list[Block], page: PreparedPage) -> set:
     the informative blocks are looked into, not every anchor of the page."""
     in_pre = _pre_blocks(page.root)
     out: set = set()
+    seen: set = set()  # an element cut into several blocks is looked into once
     for b in blocks:
         if b.label != INFORMATIVE:
             continue
         el = page.element_at(b.xpath)
-        if el is not None and el not in out and (el in in_pre or _holds_permalink(el)):
+        if el is None or el in seen:
+            continue
+        seen.add(el)
+        if el in in_pre or _holds_permalink(el):
             out.add(el)
     return out
 
