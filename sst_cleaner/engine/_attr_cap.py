@@ -74,13 +74,18 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
     """
     if len(html) <= 2 * max_attributes:  # each attribute takes at least 2 characters
         return html
-    # the run stops at tags of MIN_ATTRIBUTES attributes even when the cap is higher (the
-    # loop below counts those exactly): one pattern for every page, where a pattern per
-    # cap was compiled again and again (the cap varies with the page's tag count)
+    # The cap varies with the page's tag count, and a pattern per cap was compiled again
+    # and again: the scan runs with one pattern for MIN_ATTRIBUTES first, which no tag of
+    # an ordinary page reaches. From a tag that does, the rest of the page is scanned
+    # with the cap's own pattern (both tokenise alike, so it goes on where the first one
+    # stopped).
     skip = _short_tags_pattern(min(max_attributes, MIN_ATTRIBUTES))
     pieces: list[str] = []
     last = 0
     pos = _run_end(skip, html, 0)
+    if pos < len(html) and max_attributes > MIN_ATTRIBUTES:
+        skip = _short_tags_pattern(max_attributes)
+        pos = _run_end(skip, html, pos)
     while pos < len(html):
         m = _START_TAG.match(html, pos)  # a start tag with max_attributes or more
         assert m is not None  # the run ended at "<" + a letter: a start tag
