@@ -104,7 +104,8 @@ def test_refine_site_skips_when_the_worker_budget_is_spent():
 
 
 def test_the_attribute_cap_is_per_document():
-    from sst_cleaner.engine._dom import MAX_ATTRIBUTE_PAIRS, attribute_cap, parse_html
+    from sst_cleaner.engine._attr_cap import MAX_ATTRIBUTE_PAIRS, attribute_cap
+    from sst_cleaner.engine._dom import parse_html
     from sst_cleaner.engine._limits import Limits
 
     tag = "<div " + " ".join(f"a{i}=x" for i in range(999)) + ">t</div>"

@@ -158,3 +158,32 @@ def test_paths_are_the_same_after_the_steps_are_forgotten():
     page.forget_steps()
     page._paths.clear()  # named again from scratch, not from the memo
     assert [page.xpath_of(el) for el in els] == first
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "caf\u00e9 na\u00efve",  # Latin-1: lxml would hand over a one-byte buffer
+        "\u4e2d\u6587 \u2014 \u00e9",  # two bytes a character
+        "\U0001f600 \u00e9 \u4e2d",  # four
+        "\ufeffbom first",
+    ],
+)
+def test_the_utf8_bytes_parse_as_the_str_did(text):
+    from lxml import etree
+
+    from sst_cleaner.engine._dom import _PARSER_OPTIONS, INVISIBLE_TAGS
+
+    html = f"<html><head><title>t {text}</title></head><body><p title='{text}'>{text}</p><br>{text}</body></html>"
+    as_str = etree.fromstring(html, etree.HTMLParser(**_PARSER_OPTIONS))
+    etree.strip_elements(as_str, *INVISIBLE_TAGS, with_tail=False)
+    page = parse_html(html)
+    assert etree.tostring(page.root) == etree.tostring(as_str.find("body"))
+    assert page.title == f"t {text}"
+
+
+def test_an_xml_declaration_lxml_refuses_in_a_str_still_gives_an_empty_page():
+    # with its "?>" the declaration is dropped; without it lxml refuses the str, and the
+    # page stays empty as it always was (the UTF-8 bytes would have been parsed)
+    assert parse_html('<?xml version="1.0" encoding="utf-8"?><p>x</p>').root.findtext("p") == "x"
+    assert len(parse_html('<?xml version="1.0" encoding="utf-8"><p>x</p>').root) == 0

@@ -291,7 +291,7 @@ def test_attribute_cap_reads_quoted_values_like_the_parser():
 def test_attribute_cap_finds_long_tags_after_stray_and_bare_tags():
     # a stray "<" right before a tag, bare tags, end tags and a "<" at the very end are
     # all skipped over without missing the long tag that follows them
-    from sst_cleaner.engine._dom import _cap_attributes
+    from sst_cleaner.engine._attr_cap import _cap_attributes
 
     html = "<p>1 << <br><i>x</i><<div a b c d e>t</div><"
     assert _cap_attributes(html, 3) == "<p>1 << <br><i>x</i><<div a b c>t</div><"
@@ -574,3 +574,23 @@ def test_a_long_reference_page_of_short_lines_is_not_cut():
     assert not page.truncated and page.dropped_elements == 0
     assert sum(1 for _ in page.root.iter()) >= 38_000
     assert _tiny_blocks(page) > DEFAULT_LIMITS.max_tiny_blocks
+
+
+def test_the_attribute_cap_spells_out_exactly_the_whitespace_of_backslash_s():
+    import re
+
+    from sst_cleaner.engine._attr_cap import _WS
+
+    spelled = re.compile(f"[{_WS}]")
+    assert all((spelled.match(c) is None) == (re.match(r"\s", c) is None) for c in map(chr, range(0x110000)))
+
+
+def test_a_tag_between_64_attributes_and_the_cap_is_kept_whole_and_the_next_is_cut():
+    # the skip pattern stops at 64 attributes whatever the cap: the count above it is the
+    # loop's, which keeps a tag under the cap and cuts the first one at it
+    from sst_cleaner.engine._attr_cap import _cap_attributes
+
+    under = "<p " + " ".join(f"a{i}" for i in range(99)) + ">x</p>"
+    over = "<p " + " ".join(f"b{i}=1" for i in range(150)) + ">y</p>"
+    capped = "<p " + " ".join(f"b{i}=1" for i in range(100))
+    assert _cap_attributes(under + over, 100) == under + capped + ">y</p>"

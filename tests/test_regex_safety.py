@@ -154,7 +154,7 @@ def test_every_regex_is_linear_on_adversarial_strings(label, pattern):
 def test_attribute_cap_is_linear(max_attributes):
     # its skip pattern (built per cap) is only ever matched at the end of the previous
     # long tag, never searched: the function is what must stay linear
-    from sst_cleaner.engine._dom import _cap_attributes
+    from sst_cleaner.engine._attr_cap import _cap_attributes
 
     for unit in UNITS + ["<a b ", "<a b c=1 ", " b", "<a b='<a b'"]:
         _assert_linear(

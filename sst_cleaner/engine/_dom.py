@@ -19,13 +19,13 @@ flattens what is deeper than ``Limits.max_depth``.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from typing import AnyStr, Optional, Union
 
 from lxml import etree
 
+from sst_cleaner.engine._attr_cap import _cap_attributes, attribute_cap
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 from sst_cleaner.engine._stray_tags import drop_stray_document_tags
 from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks, count_elements
@@ -79,17 +79,25 @@ _PARSER_OPTIONS = dict(
 _LOCAL = threading.local()
 
 
-def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
-    got = getattr(_LOCAL, "parsers", None)
+def _parsers(utf8: bool = True) -> tuple[etree.HTMLParser, etree.HTMLParser]:
+    """The thread's parsers for UTF-8 bytes (``utf8``) or for str.
+
+    The page is handed to libxml2 as the UTF-8 bytes its sanitising made already: given
+    a str, lxml hands over the str's own buffer (Latin-1, UTF-16 or UCS-4 for a page
+    that is not ASCII), which libxml2 converts to UTF-8 first. The tree is the same.
+    """
+    key = "parsers" if utf8 else "str_parsers"
+    got = getattr(_LOCAL, key, None)
     if got is None:
         # the second one is only used again on a page that hit libxml2's depth limit of
         # 256 (its limit is then 2048)
-        got = (etree.HTMLParser(**_PARSER_OPTIONS), etree.HTMLParser(huge_tree=True, **_PARSER_OPTIONS))
-        _LOCAL.parsers = got
+        options = dict(_PARSER_OPTIONS, encoding="utf-8") if utf8 else _PARSER_OPTIONS
+        got = (etree.HTMLParser(**options), etree.HTMLParser(huge_tree=True, **options))
+        setattr(_LOCAL, key, got)
     return got
 
 
-def _fromstring(html: str, parser: etree.HTMLParser) -> etree._Element:
+def _fromstring(html: Union[str, bytes], parser: etree.HTMLParser) -> etree._Element:
     doc = etree.fromstring(html, parser)
     if doc is None:
         raise etree.ParserError("Document is empty")
@@ -283,118 +291,36 @@ class PreparedPage:
             return el.tag
         steps = self._steps.get(parent)
         if steps is None:
-            # libxml2's rule: an index only if a sibling has the same name; 1-based
-            steps = {}
-            kids = [(child, child.tag) for child in parent]  # ``tag`` makes a new string
-            total: dict = {}
-            for _child, t in kids:
-                if isinstance(t, str):
-                    total[t] = total.get(t, 0) + 1
-            seen: dict = {}
-            for child, t in kids:
-                if not isinstance(t, str):
-                    continue
-                if total[t] > 1:
-                    seen[t] = seen.get(t, 0) + 1
-                    steps[child] = f"{t}[{seen[t]}]"
-                else:
-                    steps[child] = t
-            self._steps[parent] = steps
+            steps = self._steps[parent] = _child_steps(parent)
         return steps[el]
+
+
+def _child_steps(parent: etree._Element) -> dict:
+    """Each element child's step, by libxml2's rule: an index only if a sibling has the
+    same name, 1-based. One pass: the first of a name gets its index when a second
+    one comes."""
+    steps: dict = {}
+    first: dict = {}
+    seen: dict = {}
+    for child in parent:
+        t = child.tag  # ``tag`` makes a new string: read once
+        if not isinstance(t, str):
+            continue
+        n = seen.get(t, 0) + 1
+        seen[t] = n
+        if n == 1:
+            steps[child] = t
+            first[t] = child
+        else:
+            if n == 2:
+                steps[first[t]] = f"{t}[1]"
+            steps[child] = f"{t}[{n}]"
+    return steps
 
 
 # C0 controls (but tab, LF, CR) and U+FFFE/U+FFFF: not XML characters, so lxml refuses
 # any string holding one (a method making a text node from page text would crash)
 _NON_XML_CHARS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-# A start tag, tokenised the HTML way (quoted values may hold ">"), with possessive
-# repeats only (Python 3.11): no backtracking, linear on any input. (Nothing follows the
-# value's alternation inside the possessive group, so it needs no atomic group of its
-# own: fewer opcodes per attribute.)
-_ATTR = r"""[^\s/>=]++(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]*+))?+"""
-_START_TAG = re.compile(r"<[A-Za-z][^\s/>]*+(?:[\s/]++" + _ATTR + r")*+")
-_ONE_ATTR = re.compile(r"[\s/]++" + _ATTR)
-
-
-_SHORT_TAGS: dict[int, "re.Pattern[str]"] = {}
-
-
-def _short_tags_pattern(max_attributes: int) -> "re.Pattern[str]":
-    """Text, stray ``<`` and start tags with fewer than ``max_attributes`` attributes, as
-    one possessive run: the scan for over-long tags stays in C (one match per page on
-    ordinary pages, one per long tag otherwise). A start tag is tokenised exactly as by
-    ``_START_TAG``; a tag with ``max_attributes`` or more ends the run."""
-    pat = _SHORT_TAGS.get(max_attributes)
-    if pat is None:
-        # text runs between the "<"s, so that each "<" is tried once, not after a failed
-        # text branch; a tag name followed by ">" is taken whole, without the attribute
-        # repeat and its look-ahead (an ordinary page's tags without attributes)
-        attrs = r"(?:[\s/]++" + _ATTR + r"){0," + str(max_attributes - 1) + r"}+(?![\s/]++" + _ATTR + r")"
-        tag = r"<(?:(?![A-Za-z])|[A-Za-z][^\s/>]*+(?:>|" + attrs + r"))"
-        pat = re.compile(r"[^<]*+(?:" + tag + r"[^<]*+)*+")
-        if len(_SHORT_TAGS) < 8:
-            _SHORT_TAGS[max_attributes] = pat
-    return pat
-
-
-#: attribute pairs libxml2 may compare in one document (it checks each attribute of a tag
-#: against the tag's earlier ones, so a tag with k attributes costs k * k): ~0.2 s of C
-#: time at worst. The dev corpora's costliest page needs 61 million (tags of 194
-#: attributes on a page of 1,622 tags), so real pages keep every attribute.
-MAX_ATTRIBUTE_PAIRS = 100_000_000
-#: attributes per tag always kept, however many tags the page has
-MIN_ATTRIBUTES = 64
-
-
-def attribute_cap(max_attributes: int, n_tags: int) -> int:
-    """Attributes kept per start tag on a page of ``n_tags`` tags: ``max_attributes``, or
-    fewer when every tag at that many would cost more than :data:`MAX_ATTRIBUTE_PAIRS`
-    (999 attributes on each of 1,001 tags parsed for 2 s)."""
-    per_tag = math.isqrt(MAX_ATTRIBUTE_PAIRS // max(1, n_tags))
-    return max(1, min(max_attributes, max(MIN_ATTRIBUTES, per_tag)))
-
-
-def _run_end(run: "re.Pattern[str]", html: str, pos: int) -> int:
-    """Where a run pattern that matches the empty string stops, from ``pos``."""
-    m = run.match(html, pos)
-    return pos if m is None else m.end()
-
-
-def _cap_attributes(html: str, max_attributes: int) -> str:
-    """Keep the first ``max_attributes`` attributes of every start tag.
-
-    libxml2's HTML parser checks each new attribute name against all earlier ones of the
-    tag: 100,000 distinct attributes on one element took 55 s of uninterruptible C time.
-    The page is skipped over in C up to each tag with ``max_attributes`` or more
-    attributes (:func:`_short_tags_pattern`), so an ordinary page costs one linear regex
-    scan and no Python-level step per tag.
-    """
-    if len(html) <= 2 * max_attributes:  # each attribute takes at least 2 characters
-        return html
-    skip = _short_tags_pattern(max_attributes)
-    pieces: list[str] = []
-    last = 0
-    pos = _run_end(skip, html, 0)
-    while pos < len(html):
-        m = _START_TAG.match(html, pos)  # a start tag with max_attributes or more
-        assert m is not None  # the run ended at "<" + a letter: a start tag
-        name_end = m.start() + 1
-        while name_end < m.end() and not (html[name_end].isspace() or html[name_end] == "/"):
-            name_end += 1
-        cut = None
-        for k, a in enumerate(_ONE_ATTR.finditer(html, name_end, m.end()), 1):
-            if k == max_attributes:
-                cut = a.end()
-                break
-        if cut is not None and cut < m.end():
-            pieces.append(html[last:cut])
-            last = m.end()
-        pos = _run_end(skip, html, m.end())
-    if not pieces:
-        return html
-    pieces.append(html[last:])
-    return "".join(pieces)
-
 
 # the same characters, found on UTF-8 bytes: one C-level translate maps them to NUL (and
 # every non-ASCII byte to 0x80, for the combining-run pre-check), then substring searches;
@@ -402,8 +328,11 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
 _SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if i >= 0x80 else i) for i in range(256))
 
 
-def _sanitize_text(text: str) -> str:
+def _sanitize_text(text: str) -> tuple[str, Optional[bytes]]:
+    """``text`` without what lxml refuses or a method could choke on, and its UTF-8
+    encoding when that was made on the way (None when the text changed after it)."""
     # lxml rejects NUL and lone surrogates in str input; they are never meaningful text
+    data: Optional[bytes]
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
@@ -417,11 +346,13 @@ def _sanitize_text(text: str) -> str:
     # UTF-8 bytes are a slow multi-byte search
     if b"\x00" in scan or "\ufffe" in text or "\uffff" in text:
         text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
+        data = None
     # _may_hold_run's test, on the bytes already scanned (the replacements above only
     # break runs)
     if _HIGH_RUN in scan:
         text = _cut_runs(text)
-    return text
+        data = None
+    return text, data
 
 
 def parse_html(
@@ -448,7 +379,8 @@ def parse_html(
     elif len(html) > limits.max_page_bytes:
         html = _cut_at_tag(html, limits.max_page_bytes)
         truncated = True
-    html = _sanitize_text(html)
+    html, utf8 = _sanitize_text(html)
+    sanitized = html
     # an XML declaration with an encoding makes lxml refuse str input; drop it
     if html.startswith("<?xml"):
         end = html.find("?>")
@@ -466,10 +398,14 @@ def parse_html(
     doc = None
     deep = False
     if html.strip():
-        doc, deep, depth_lost = _parse_document(html)
+        if html is not sanitized or utf8 is None:
+            utf8 = html.encode("utf-8")
+        # lxml refuses a str that starts with an XML declaration holding an encoding (one
+        # the step above could not drop): such a page goes to lxml as a str, refused as before
+        doc, deep, depth_lost = _parse_document(html if html.startswith("<?xml") else utf8)
         truncated = truncated or depth_lost
     if doc is None:
-        doc = _fromstring("<html><body></body></html>", _parsers()[0])
+        doc = _fromstring(b"<html><body></body></html>", _parsers()[0])
     title = ""
     title_el = _first_title(doc)
     if title_el is not None:
@@ -562,14 +498,15 @@ def _cut_at_tag(data: AnyStr, limit: int) -> AnyStr:
     return data[:cut]
 
 
-def _parse_document(html: str) -> tuple[Optional[etree._Element], bool, bool]:
-    """Parse; on libxml2's depth-256 abort, parse again with its 2048 limit.
+def _parse_document(html: Union[str, bytes]) -> tuple[Optional[etree._Element], bool, bool]:
+    """Parse (a str, or its UTF-8 bytes); on libxml2's depth-256 abort, parse again with
+    its 2048 limit.
 
     Returns the root (None if lxml refuses the text), whether the deep re-parse was used
     (the tree may then be deeper than 256) and whether content was still lost to nesting
     deeper than 2048.
     """
-    parser, deep_parser = _parsers()
+    parser, deep_parser = _parsers(utf8=isinstance(html, bytes))
     try:
         doc = _fromstring(html, parser)
     except (etree.ParserError, ValueError):

@@ -233,20 +233,52 @@ def text_of(kept: Kept) -> str:
     return plain(block_runs(el)) or kept.line
 
 
-def _rewritten_blocks(root: etree._Element) -> set:
-    """Block elements whose text can read differently from their plain line: ``pre``
-    blocks (and blocks inside them) and blocks holding a permalink. Most pages have none,
-    and the rest only a few: only these are written again."""
+def _pre_blocks(root: etree._Element) -> set:
+    """Block elements in a ``pre`` (or that are one): their text is written verbatim."""
     out: set = set()
     for pre in root.iter("pre"):
         out.update(d for d in pre.iter() if d.tag in BLOCK_TAGS)
-    for a in root.iter("a"):
-        if is_permalink(a):
-            node = a.getparent()
-            while node is not None and node.tag not in BLOCK_TAGS:
-                node = node.getparent()
-            if node is not None:
-                out.add(node)
+    return out
+
+
+def _holds_permalink(block: etree._Element) -> bool:
+    """Whether a permalink is part of the block's own content: the nearest block element
+    above it is ``block``. Nested blocks are not entered, so that each element of the
+    page is looked at for one block at most (iterative, like :func:`block_runs`)."""
+    if block.tag not in BLOCK_TAGS:
+        return False  # only a block element is the nearest block above an anchor
+    stack = [iter(block)]
+    while stack:
+        for child in stack[-1]:
+            tag = child.tag
+            if tag in BLOCK_TAGS:
+                continue
+            if tag == "a" and is_permalink(child):
+                return True
+            stack.append(iter(child))
+            break
+        else:
+            stack.pop()
+    return False
+
+
+def _rewritten_blocks(blocks: list[Block], page: PreparedPage) -> set:
+    """The elements of informative blocks whose text can read differently from their
+    plain line: ``pre`` blocks (and blocks inside them) and blocks holding a permalink.
+    Most pages have none, and the rest only a few: only these are written again. Only
+    the informative blocks are looked into, not every anchor of the page."""
+    in_pre = _pre_blocks(page.root)
+    out: set = set()
+    seen: set = set()  # an element cut into several blocks is looked into once
+    for b in blocks:
+        if b.label != INFORMATIVE:
+            continue
+        el = page.element_at(b.xpath)
+        if el is None or el in seen:
+            continue
+        seen.add(el)
+        if el in in_pre or _holds_permalink(el):
+            out.add(el)
     return out
 
 
@@ -254,7 +286,7 @@ def rewrite_text(text: str, blocks: list[Block], page: PreparedPage) -> str:
     """``result.text`` with code verbatim and permalinks dropped, or ``text`` unchanged
     when the method did not write its text as the kept blocks' lines (a method of its own
     making may not)."""
-    targets = _rewritten_blocks(page.root)
+    targets = _rewritten_blocks(blocks, page)
     if not targets:
         return text
     kept = kept_blocks(blocks, page)
