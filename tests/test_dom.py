@@ -116,6 +116,16 @@ def test_bytes_are_decoded_from_bom_then_meta_charset():
     assert element_text(page.root) == "Ça va"
 
 
+def test_a_decoded_page_is_read_as_decoded_whatever_its_meta_charset_says():
+    # a str is already text: a <meta> naming another charset (left over from the bytes it
+    # was decoded from) must not make the parser decode it again
+    for charset in ("iso-8859-1", "windows-1251", "shift_jis", "utf-16"):
+        html = f"<html><head><meta charset='{charset}'></head><body><p>café € 日本 Привет</p></body></html>"
+        assert body_text(html) == "café € 日本 Привет"
+    html = "<p>naïve ü</p><meta http-equiv='Content-Type' content='text/html; charset=koi8-r'><p>ß</p>"
+    assert body_text(html) == "naïve ü ß"
+
+
 def test_deep_nesting_never_hits_the_recursion_limit():
     # deeper than Python's recursion limit: every walk is iterative, the text is kept
     html = "<body>" + "<div>" * 1500 + "deep text" + "</div>" * 1500 + "<p>after</p></body>"
