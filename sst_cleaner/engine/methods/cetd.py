@@ -36,6 +36,7 @@ flat per-element arrays; the rest works on the arrays, so pages with
 from __future__ import annotations
 
 import math
+from itertools import compress
 from typing import Any, Callable, Iterable, Optional
 
 from lxml import etree
@@ -138,19 +139,24 @@ class Densities:
         # ranking usable instead: without links CTD carries no more information than TD,
         # so CTD falls back to TD on such a page.
         no_links = ratio == 0.0
-        TD = [0.0] * len(self.C)
-        CTD = [0.0] * len(self.C)
-        for i, c in enumerate(self.C):
+        C, T, LC, LT = self.C, self.T, self.LC, self.LT
+        TD = [0.0] * len(C)
+        CTD = [0.0] * len(C)
+        for i, c in enumerate(C):
             if c == 0:
                 continue  # no text: density 0 (the 0/0 of an empty subtree)
-            t = self.T[i] or 1
+            t = T[i] or 1
             td = c / t
             TD[i] = td
             if no_links:
                 CTD[i] = td
                 continue
-            lc = self.LC[i]
-            lt = self.LT[i] or 1
+            lc = LC[i]
+            lt = LT[i] or 1
+            if lc == c and lt == t:
+                # links only (all its text and tags): Eq. 2's logarithm is log(1) = 0,
+                # so CTD is 0 (3.3): menus and link lists, a large share of a page
+                continue
             nlc = (c - lc) or 1
             arg = (c / (lc or 1)) * (t / lt)
             base = _log((c / nlc) * lc + ratio * c + _E)
@@ -198,9 +204,9 @@ class Densities:
             ds[parent[i]] += dens[i]
         if text_nodes:
             run_density = self._run_density(kind)
-            for i, runs in enumerate(self.runs):
-                if runs:
-                    ds[i] += sum([run_density(n) for n in runs])
+            runs = self.runs
+            for i in compress(range(len(runs)), runs):  # the elements with text of their own
+                ds[i] += sum(map(run_density, runs[i]))
         self._ds[key] = ds
         return ds
 
