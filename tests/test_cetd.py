@@ -78,6 +78,23 @@ def test_composite_text_density_by_hand():
     assert d.CTD[a] == 0.0
 
 
+def test_every_ctd_is_eq_2_as_written():
+    # the shortcut for subtrees of links only (and the nav's <div> of links) gives what
+    # Eq. 2 gives, to the bit
+    d = compute_densities(parse_html(FT.replace("</div></div></div>", NAV_LINKS + "</div></div></div>")).root)
+    ratio = d.LC_b / d.C_b
+    for c, t, lc, lt, ctd in zip(d.C, d.T, d.LC, d.LT, d.CTD):
+        if not c:
+            assert ctd == 0.0
+            continue
+        t, lt = t or 1, lt or 1
+        base = math.log((c / ((c - lc) or 1)) * lc + ratio * c + math.e)
+        assert repr(ctd) == repr(c / t * math.log((c / (lc or 1)) * (t / lt)) / math.log(base))
+
+
+NAV_LINKS = '<ul class="nav"><li><a href="/1">One</a></li><li><a href="/2">Two <b>2</b></a></li></ul>'
+
+
 NAV_VS_CONTENT = (
     "<html><body>"
     '<div id="nav"><a href="/1">aaaa</a><a href="/2">bbbb</a></div>'

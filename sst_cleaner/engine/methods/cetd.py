@@ -36,6 +36,7 @@ flat per-element arrays; the rest works on the arrays, so pages with
 from __future__ import annotations
 
 import math
+from itertools import compress
 from typing import Any, Callable, Iterable, Optional
 
 from lxml import etree
@@ -138,19 +139,24 @@ class Densities:
         # ranking usable instead: without links CTD carries no more information than TD,
         # so CTD falls back to TD on such a page.
         no_links = ratio == 0.0
-        TD = [0.0] * len(self.C)
-        CTD = [0.0] * len(self.C)
-        for i, c in enumerate(self.C):
+        C, T, LC, LT = self.C, self.T, self.LC, self.LT
+        TD = [0.0] * len(C)
+        CTD = [0.0] * len(C)
+        for i, c in enumerate(C):
             if c == 0:
                 continue  # no text: density 0 (the 0/0 of an empty subtree)
-            t = self.T[i] or 1
+            t = T[i] or 1
             td = c / t
             TD[i] = td
             if no_links:
                 CTD[i] = td
                 continue
-            lc = self.LC[i]
-            lt = self.LT[i] or 1
+            lc = LC[i]
+            lt = LT[i] or 1
+            if lc == c and lt == t:
+                # links only (all its text and tags): Eq. 2's logarithm is log(1) = 0,
+                # so CTD is 0 (3.3): menus and link lists, a large share of a page
+                continue
             nlc = (c - lc) or 1
             arg = (c / (lc or 1)) * (t / lt)
             base = _log((c / nlc) * lc + ratio * c + _E)
@@ -198,9 +204,9 @@ class Densities:
             ds[parent[i]] += dens[i]
         if text_nodes:
             run_density = self._run_density(kind)
-            for i, runs in enumerate(self.runs):
-                if runs:
-                    ds[i] += sum([run_density(n) for n in runs])
+            runs = self.runs
+            for i in compress(range(len(runs)), runs):  # the elements with text of their own
+                ds[i] += sum(map(run_density, runs[i]))
         self._ds[key] = ds
         return ds
 
@@ -237,7 +243,8 @@ def compute_densities(
     table: Optional[ElementTable] = None,
 ) -> Densities:
     """Count ``C``, ``T``, ``LC``, ``LT`` for every element under ``root`` (usually BODY)
-    in one pre-order walk and one backward sweep over the arrays, then derive TD and CTD.
+    from the pre-order arrays of its :class:`ElementTable` and one backward sweep over
+    them, then derive TD and CTD.
 
     ``ignore(el) -> bool`` marks elements whose text (their whole subtree's) counts as zero
     characters, e.g. site-template nodes found by a site model: the elements stay (their
@@ -253,11 +260,23 @@ def compute_densities(
     """
     if table is None:
         table = ElementTable(root)
-    C, LC, runs, flags, t_step, ignored = _own_counts(table, ignore, inline_tags)
+    tags = table.nodes()[0]
+    parent = table.parent
+    in_link = _in_link(tags, parent)
+    ignored: list[int] = []
+    skipped = None
+    if ignore is not None:
+        ignored = _outermost(table, ignore)
+        skipped = _subtrees_marked(table.size, ignored)
+    C, LC, runs = _own_counts(table, in_link, skipped)
+    n = len(parent)
+    # per element, what it adds to its parent's T
+    if inline_tags:
+        t_step = b"\x01" * n
+    else:
+        t_step = bytes(1 if link or tag in BLOCK_TAGS else 0 for tag, link in zip(tags, in_link))
     # Descendants have larger pre-order indices than their ancestors: one backward sweep
     # folds every subtree into its parent (integer sums, so the order does not matter).
-    parent = table.parent
-    n = len(parent)
     T = [0] * n
     LT = [0] * n
     for i in range(n - 1, 0, -1):
@@ -265,75 +284,77 @@ def compute_densities(
         C[p] += C[i]
         LC[p] += LC[i]
         T[p] += T[i] + t_step[i]
-        LT[p] += LT[i] + (flags[i] & _IN_LINK)
+        LT[p] += LT[i] + in_link[i]
     return Densities(table.elements, parent, table.size, C, T, LC, LT, runs, ignored, table.index)
 
 
-_IN_LINK, _IN_IGNORED = 1, 2  # an element's context: inside a link / an ignored subtree
-
-
-def _own_counts(table: ElementTable, ignore: Optional[IgnoreFn], inline_tags: bool) -> tuple:
-    """The pre-order arrays of :func:`compute_densities` with every element's own text
-    and its children's tails counted in ``C``, ``LC`` and ``runs``, its context bits
-    (_IN_LINK, _IN_IGNORED, itself included) and what it adds to its parent's ``T``.
-
-    A tail lies in the parent's context: a pre-order walk (no end events, whose tuples
-    and stack cost more than the walk) credits it to the parent when the child is met,
-    in document order after the parent's text and the earlier children's tails.
-    """
-    # kept whole (over 60 lines): it runs per element of every page, where helper calls
-    # cost measurable time
-    C: list[int] = []
-    LC: list[int] = []
-    runs: list = []
-    flags: list[int] = []
-    t_step: list[int] = []  # 1 if the element counts as a tag of its parent's T
-    ignored: list[int] = []
-    # (the appends are bound once: this loop runs for every element of every page)
-    add_c, add_lc, add_runs = C.append, LC.append, runs.append
-    add_flags, add_t_step = flags.append, t_step.append
-    parent = table.parent
-    elements = table.elements
-    tags, texts, tails = table.nodes()
+def _in_link(tags: list, parent: list[int]) -> bytearray:
+    """1 for every element that is a hyperlink or lies inside one, else 0."""
+    in_link = bytearray(len(tags))
     for i, tag in enumerate(tags):
-        if i:
-            p = parent[i]
-            f = flags[p]
-            tail = tails[i]
-            # characters of a text node: whitespace collapsed and trimmed, as the paper
-            # counts (Example 3.2: "Though the value of the company was" is 35)
-            n = len(" ".join(tail.split())) if tail and not f & _IN_IGNORED else 0
-            if n:
-                if f & _IN_LINK:
-                    LC[p] += n
-                    n = -n
-                    C[p] -= n
-                else:
-                    C[p] += n
-                r = runs[p]
-                if r is None:
-                    runs[p] = [n]
-                else:
-                    r.append(n)
+        # (the root's parent is -1: the last element, not marked yet)
+        if tag in LINK_TAGS or in_link[parent[i]]:
+            in_link[i] = 1
+    return in_link
+
+
+def _outermost(table: ElementTable, ignore: IgnoreFn) -> list[int]:
+    """The elements ``ignore`` matches, in document order, none inside another (it is
+    not asked about the elements below a match)."""
+    size = table.size
+    found = []
+    end = 0
+    for i, el in enumerate(table.elements):
+        if i >= end and ignore(el):
+            found.append(i)
+            end = i + size[i]
+    return found
+
+
+def _subtrees_marked(size: list[int], heads: list[int]) -> bytearray:
+    """1 for every element inside the subtree of one of ``heads`` (ascending, none
+    inside another), else 0."""
+    marked = bytearray(len(size))
+    for i in heads:
+        marked[i : i + size[i]] = b"\x01" * size[i]
+    return marked
+
+
+def _own_counts(table: ElementTable, in_link: bytearray, skipped: Optional[bytearray]) -> tuple:
+    """Every element's own ``C`` and ``LC``: its text and its children's tails (a tail
+    lies in the parent's context), and ``runs``: the lengths of those text nodes in
+    document order (negative inside a hyperlink; None for none). ``skipped``: 1 for the
+    elements whose text counts as zero.
+
+    A text node's characters are counted with whitespace collapsed and trimmed, as the
+    paper counts them (Example 3.2: "Though the value of the company was" is 35)."""
+    # each array is made by one comprehension over the table: one Python loop per
+    # element with every branch in it cost more than these passes together
+    _tags, texts, tails = table.nodes()
+    parent = table.parent
+    if skipped is None:
+        C = [len(" ".join(text.split())) if text else 0 for text in texts]
+        tail_chars = [len(" ".join(tail.split())) if tail else 0 for tail in tails]
+    else:  # text that counts as zero is not even read (a site's template is most of it)
+        C = [len(" ".join(text.split())) if text and not skip else 0 for text, skip in zip(texts, skipped)]
+        tail_chars = [len(" ".join(tail.split())) if tail and not skipped[p] else 0 for tail, p in zip(tails, parent)]
+    tail_chars[0] = 0  # the root's tail lies outside it
+    LC = [n if link else 0 for n, link in zip(C, in_link)]
+    runs: list = [([-n] if link else [n]) if n else None for n, link in zip(C, in_link)]
+    # in document order, so each element's runs follow its text in its children's order
+    for i in compress(range(len(tail_chars)), tail_chars):
+        n = tail_chars[i]
+        p = parent[i]
+        C[p] += n
+        if in_link[p]:
+            LC[p] += n
+            n = -n
+        r = runs[p]
+        if r is None:
+            runs[p] = [n]
         else:
-            f = 0
-        if tag in LINK_TAGS:
-            f |= _IN_LINK
-        if ignore is not None and not f & _IN_IGNORED and ignore(elements[i]):
-            f |= _IN_IGNORED
-            ignored.append(i)
-        add_flags(f)
-        add_t_step(1 if inline_tags or f & _IN_LINK or tag in BLOCK_TAGS else 0)
-        text = texts[i]
-        n = len(" ".join(text.split())) if text and not f & _IN_IGNORED else 0
-        add_c(n)
-        if n and f & _IN_LINK:
-            add_lc(n)
-            add_runs([-n])
-        else:
-            add_lc(0)
-            add_runs([n] if n else None)
-    return C, LC, runs, flags, t_step, ignored
+            r.append(n)
+    return C, LC, runs
 
 
 def comment_like(el: etree._Element) -> bool:

@@ -149,8 +149,8 @@ class PageContext:
         # description, it is the content area those listings belong to.
         root = pa.page.root
         content_total = total - tmpl_total
-        main = deepest_holding(root, agg, content_total, 0.5)
-        wide = deepest_holding(root, agg, content_total, 0.9)
+        main = deepest_holding(table, agg, content_total, 0.5)
+        wide = deepest_holding(table, agg, content_total, 0.9)
         wide_agg = agg.get(wide, (0, 0, 0))
         self.wide_tmpl = wide_agg[1] / max(1, wide_agg[0])
         self.in_wide_set = set(table.subtree(wide)) if wide is not root else None  # None: everything
@@ -285,13 +285,14 @@ def local_hints(pa: PageAnalysis, agg: dict, total: int) -> list[tuple[int, int]
     above = _bits_above(pa.page.root, agg, total)
     paths, index = pa.paths, table.index
     memo: dict = {}
+    prefixes: dict = {}  # see _path_hints
     out = []
     for b in pa.blocks:
         blk = b.block
         key = (blk.state, wide_levels[index[blk.element]])
         got = memo.get(key)
         if got is None:
-            got = memo[key] = _path_hints(paths, blk.state, key[1], above)
+            got = memo[key] = _path_hints(paths, blk.state, key[1], above, prefixes)
         out.append(got)
     return out
 
@@ -303,14 +304,21 @@ def _page_wide_levels(table: ElementTable, agg: dict, total: int) -> list[int]:
     if not total:
         return levels
     floor = PAGE_WIDE_SHARE * total
-    index, size = table.index, table.size
-    # in document order, each below a page-wide parent met before it: a subtree's levels
-    # are its parent's plus one
-    wide = sorted(index[el] for el, a in agg.items() if a[0] >= floor and el in index)
-    for i in wide:
-        if i:
-            n = size[i]
-            levels[i : i + n] = [levels[i] + 1] * n
+    elements, size = table.elements, table.size
+    # a container holds at least what each of its children holds, so the page-wide
+    # elements are found from the root down, reading the children of page-wide ones
+    # only; each is met after its parent, whose levels its subtree has already
+    todo = [0]
+    while todo:
+        i = todo.pop()
+        c, end = i + 1, i + size[i]
+        while c < end:
+            n = size[c]
+            a = agg.get(elements[c])
+            if a is not None and a[0] >= floor:
+                levels[c : c + n] = [levels[c] + 1] * n
+                todo.append(c)
+            c += n
     return levels
 
 
@@ -335,19 +343,31 @@ def _bits_above(root: etree._Element, agg: dict, total: int) -> int:
     return bits
 
 
-def _path_hints(paths: list, pid: int, wide: int, above: int) -> tuple[int, int]:
+def _path_hints(paths: list, pid: int, wide: int, above: int, prefixes: dict) -> tuple[int, int]:
     """(hint bits of the whole path, of its element and the two levels above it, BODY
-    excluded) of style path ``pid`` whose first ``wide`` levels are page-wide."""
-    ids = []
-    while pid >= 0:
-        ids.append(pid)
-        pid = paths[pid][0]
-    ids.reverse()  # BODY ... the block's element
-    own = [paths[i][3] & ~_NEGATIVE_HINTS if level < wide else paths[i][3] for level, i in enumerate(ids)]
-    bits = above
-    for h in own:
-        bits |= h
+    excluded) of style path ``pid`` whose first ``wide`` levels are page-wide.
+
+    ``prefixes`` holds, for every (path id, wide) met so far on the page, the bits of the
+    path down to that id and its level (BODY's is 0): the paths of a page share most of
+    their length, so each level is read once per ``wide``."""
+    todo = []
+    i = pid
+    while i >= 0 and (i, wide) not in prefixes:
+        todo.append(i)
+        i = paths[i][0]
+    bits, level = prefixes[(i, wide)] if i >= 0 else (above, -1)
+    for i in reversed(todo):
+        level += 1
+        h = paths[i][3]
+        bits |= (h & ~_NEGATIVE_HINTS) if level < wide else h
+        prefixes[(i, wide)] = (bits, level)
     near = 0
-    for h in own[1:][-3:]:
-        near |= h
+    i = pid
+    for _ in range(3):
+        level = prefixes[(i, wide)][1]
+        if level < 1:  # BODY
+            break
+        h = paths[i][3]
+        near |= (h & ~_NEGATIVE_HINTS) if level < wide else h
+        i = paths[i][0]
     return bits, near

@@ -19,21 +19,26 @@ from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageVi
 if TYPE_CHECKING:
     from lxml import etree
 
+    from sst_cleaner.engine._tree_table import ElementTable
 
-def deepest_holding(root: etree._Element, agg: dict, content_total: int, share: float) -> etree._Element:
-    """Walking down from the root, the child holding at least ``share`` of the page's
-    non-template text, as deep as such a child exists (the root if none)."""
-    node = root
+
+def deepest_holding(table: ElementTable, agg: dict, content_total: int, share: float) -> etree._Element:
+    """Walking down from the table's root, the child holding at least ``share`` of the
+    page's non-template text, as deep as such a child exists (the root if none)."""
+    elements, size = table.elements, table.size
+    node = 0
     if content_total <= 0:
-        return node
+        return elements[node]
     while True:
-        best, best_c = None, -1
-        for ch in node:
-            a = agg.get(ch)
+        best, best_c = -1, -1
+        c, end = node + 1, node + size[node]
+        while c < end:  # the children, each subtree skipped in one step
+            a = agg.get(elements[c])
             if a is not None and a[0] - a[1] > best_c:
-                best, best_c = ch, a[0] - a[1]
-        if best is None or best_c < share * content_total:
-            return node
+                best, best_c = c, a[0] - a[1]
+            c += size[c]
+        if best < 0 or best_c < share * content_total:
+            return elements[node]
         node = best
 
 
