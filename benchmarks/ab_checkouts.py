@@ -27,7 +27,10 @@ DEFAULT_CORPUS = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data
 _WORKER = r"""
 import collections, sys, time
 from sst_cleaner import SiteCleaner
-from sst_cleaner.tools.bench._scoring import find_manifests, load_corpus
+try:
+    from sst_cleaner.tools.bench._scoring import find_manifests, load_corpus
+except ImportError:  # a checkout from before the benchmark became a package
+    from sst_cleaner.tools.bench import find_manifests, load_corpus
 
 pages = load_corpus(find_manifests(sys.argv[1])[0]).pages
 by_site = collections.defaultdict(list)
