@@ -174,7 +174,7 @@ def test_name_tokens_split_ascii_and_other_names_alike():
 
 def test_ascii_features_and_hash_match_the_general_path():
     from sst_cleaner.engine._text import feature_tuple, features_from_words, words
-    from sst_cleaner.engine.methods.sitestats.site_stats import _HASH_TOKEN, _digest, _words_hash
+    from sst_cleaner.engine.methods.sitestats._analysis import _HASH_TOKEN, _digest, _words_hash
 
     ws = words("The 3 sites' copyright notices, 2019 and x_1 " + "long" * 40)
     assert feature_tuple(ws) == tuple(features_from_words(ws))
@@ -186,7 +186,7 @@ def test_ascii_features_and_hash_match_the_general_path():
 
 def test_features_made_on_first_use_are_those_of_the_sentence_words():
     from sst_cleaner.engine._text import feature_tuple, words
-    from sst_cleaner.engine.methods.sitestats.site_stats import _block_text
+    from sst_cleaner.engine.methods.sitestats._analysis import _block_text
 
     text = "Tokyo 東京都 is big. The 3 sites' copyright notices, 2019! Déjà vu x_1 again."
     bt = _block_text(text)
