@@ -176,31 +176,8 @@ _cached_block_text = lru_cache(maxsize=20_000)(_block_text)
 
 
 _CONTEXT_TAGS = frozenset(
-    (
-        "pre",
-        "code",
-        "table",
-        "a",
-        "li",
-        "blockquote",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "footer",
-        "nav",
-        "aside",
-        "article",
-        "main",
-        "form",
-        "ul",
-        "ol",
-        "figure",
-        "figcaption",
-    )
+    """pre code table a li blockquote h1 h2 h3 h4 h5 h6 header footer nav aside article main
+    form ul ol figure figcaption""".split()
 )
 
 
