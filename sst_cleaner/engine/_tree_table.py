@@ -10,7 +10,7 @@ backward sweep over ``parent``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 from lxml import etree
 
@@ -65,3 +65,13 @@ class ElementTable:
         if i is None:
             return list(el.iter())
         return self.elements[i : i + self.size[i]]
+
+
+def child_indices(size: list[int], i: int) -> Iterator[int]:
+    """The positions of element ``i``'s children in a pre-order layout whose subtree
+    sizes are ``size`` (an :class:`ElementTable`'s): each child's subtree is skipped in
+    one step, no child lists kept."""
+    c, end = i + 1, i + size[i]
+    while c < end:
+        yield c
+        c += size[c]

@@ -45,7 +45,7 @@ from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
-from sst_cleaner.engine._tree_table import ElementTable
+from sst_cleaner.engine._tree_table import ElementTable, child_indices
 
 #: tags counted as hyperlinks (4.1.3: "buttons and drop-down lists are treated as hyperlinks")
 LINK_TAGS = frozenset({"a", "button", "select"})
@@ -375,15 +375,6 @@ def comment_like(el: etree._Element) -> bool:
     return "comment" in f"{ident or ''} {cls or ''}".lower()
 
 
-def _children(d: Densities, n: int) -> Iterable[int]:
-    """Indices of the element children of ``n`` (pre-order layout: no child lists kept)."""
-    c = n + 1
-    end = n + d.size[n]
-    while c < end:
-        yield c
-        c += d.size[c]
-
-
 def threshold_of(d: Densities, density: str = "ctd", text_nodes: bool = True) -> float:
     """3.5.2: the smallest density on the path from the max-DensitySum element to BODY."""
     if not len(d):
@@ -416,7 +407,7 @@ def select_content(d: Densities, density: str = "ctd", text_nodes: bool = True) 
             content.add(best[n])
             if best[n] == n:
                 continue
-            stack.extend(reversed(list(_children(d, n))))
+            stack.extend(reversed(list(child_indices(d.size, n))))
     return sorted(content)
 
 

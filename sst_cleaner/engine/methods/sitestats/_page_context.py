@@ -15,14 +15,13 @@ from operator import le
 from typing import TYPE_CHECKING, Optional
 
 from sst_cleaner.engine._text import BoundedMemo
+from sst_cleaner.engine._tree_table import ElementTable, child_indices
 from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, class_hints
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
 from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageView
 
 if TYPE_CHECKING:
     from lxml import etree
-
-    from sst_cleaner.engine._tree_table import ElementTable
 
 
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
@@ -310,15 +309,12 @@ def _page_wide_levels(table: ElementTable, agg: dict, total: int) -> list[int]:
     # only; each is met after its parent, whose levels its subtree has already
     todo = [0]
     while todo:
-        i = todo.pop()
-        c, end = i + 1, i + size[i]
-        while c < end:
-            n = size[c]
+        for c in child_indices(size, todo.pop()):
             a = agg.get(elements[c])
             if a is not None and a[0] >= floor:
+                n = size[c]
                 levels[c : c + n] = [levels[c] + 1] * n
                 todo.append(c)
-            c += n
     return levels
 
 

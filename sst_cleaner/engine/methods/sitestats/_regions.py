@@ -12,14 +12,13 @@ from itertools import repeat
 from operator import le
 from typing import TYPE_CHECKING, Callable, Optional
 
+from sst_cleaner.engine._tree_table import ElementTable, child_indices
 from sst_cleaner.engine.methods.cetd import extract_content
 from sst_cleaner.engine.methods.sitestats._names import HINT_COMMENT
 from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageView
 
 if TYPE_CHECKING:
     from lxml import etree
-
-    from sst_cleaner.engine._tree_table import ElementTable
 
 
 def deepest_holding(table: ElementTable, agg: dict, content_total: int, share: float) -> etree._Element:
@@ -31,12 +30,10 @@ def deepest_holding(table: ElementTable, agg: dict, content_total: int, share: f
         return elements[node]
     while True:
         best, best_c = -1, -1
-        c, end = node + 1, node + size[node]
-        while c < end:  # the children, each subtree skipped in one step
+        for c in child_indices(size, node):
             a = agg.get(elements[c])
             if a is not None and a[0] - a[1] > best_c:
                 best, best_c = c, a[0] - a[1]
-            c += size[c]
         if best < 0 or best_c < share * content_total:
             return elements[node]
         node = best
