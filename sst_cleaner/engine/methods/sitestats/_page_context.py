@@ -344,26 +344,28 @@ def _path_hints(paths: list, pid: int, wide: int, above: int, prefixes: dict) ->
     excluded) of style path ``pid`` whose first ``wide`` levels are page-wide.
 
     ``prefixes`` holds, for every (path id, wide) met so far on the page, the bits of the
-    path down to that id and its level (BODY's is 0): the paths of a page share most of
-    their length, so each level is read once per ``wide``."""
+    path down to that id, its level (BODY's is 0) and its own bits as read at that level:
+    the paths of a page share most of their length, so each level is read once per
+    ``wide``."""
     todo = []
     i = pid
     while i >= 0 and (i, wide) not in prefixes:
         todo.append(i)
         i = paths[i][0]
-    bits, level = prefixes[(i, wide)] if i >= 0 else (above, -1)
+    bits, level, _own = prefixes[(i, wide)] if i >= 0 else (above, -1, 0)
     for i in reversed(todo):
         level += 1
-        h = paths[i][3]
-        bits |= (h & ~_NEGATIVE_HINTS) if level < wide else h
-        prefixes[(i, wide)] = (bits, level)
+        own = paths[i][3]
+        if level < wide:  # a page-wide level names no boilerplate or comments
+            own &= ~_NEGATIVE_HINTS
+        bits |= own
+        prefixes[(i, wide)] = (bits, level, own)
     near = 0
     i = pid
     for _ in range(3):
-        level = prefixes[(i, wide)][1]
+        _bits, level, own = prefixes[(i, wide)]
         if level < 1:  # BODY
             break
-        h = paths[i][3]
-        near |= (h & ~_NEGATIVE_HINTS) if level < wide else h
+        near |= own
         i = paths[i][0]
     return bits, near
