@@ -136,6 +136,13 @@ class PageAnalysis:
     #: the tags, texts and tails of :attr:`elements`, read by the same walk
     nodes: Optional[tuple[list, list, list]] = field(default=None, repr=False, compare=False)
 
+    @property
+    def keyed(self) -> bool:
+        """Whether the blocks have their node keys and the page its fingerprint, as a site
+        model needs (False for ``analyse_page(page, site=False)``: a fingerprint made is
+        never empty)."""
+        return bool(self.fingerprint)
+
     @cached_property
     def table(self) -> ElementTable:
         """The body's :class:`ElementTable`, made once from :attr:`elements` for the

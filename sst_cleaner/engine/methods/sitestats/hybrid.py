@@ -513,7 +513,7 @@ class HybridMethod(SiteStatsModel):
     def _page_view(self, pa: PageAnalysis) -> Optional[PageView]:
         """The site's evidence about the page (None before any fit, or for an analysis
         made before it, to be judged alone: a page learnt meanwhile changes nothing)."""
-        return self.stats.page_view(pa) if self.stats.n_pages and pa.fingerprint else None
+        return self.stats.page_view(pa) if self.stats.n_pages and pa.keyed else None
 
     def _judge(self, pa: PageAnalysis, view: Optional[PageView], plain: Optional[dict]) -> tuple[list, Any]:
         """(rows, the scorer's probabilities) of the page's sentences, judged with

@@ -243,7 +243,7 @@ class SiteStatsModel:
 
 
 def _check_keyed(pa: PageAnalysis) -> None:
-    if not pa.fingerprint:  # a fingerprint is never empty, made
+    if not pa.keyed:
         raise ValueError("the page was analysed for judging alone (analyse_page(site=False)), without node keys")
 
 
