@@ -398,11 +398,12 @@ def parse_html(
     doc = None
     deep = False
     if html.strip():
-        if html is not sanitized or utf8 is None:
-            utf8 = html.encode("utf-8")
-        # lxml refuses a str that starts with an XML declaration holding an encoding (one
-        # the step above could not drop): such a page goes to lxml as a str, refused as before
-        doc, deep, depth_lost = _parse_document(html if html.startswith("<?xml") else utf8)
+        # UTF-8 bytes (the sanitising's own if the text is unchanged), but a str with an XML
+        # declaration the step above could not drop: lxml refuses it, as before
+        source: Union[str, bytes] = html
+        if not html.startswith("<?xml"):
+            source = utf8 if html is sanitized and utf8 is not None else html.encode("utf-8")
+        doc, deep, depth_lost = _parse_document(source)
         truncated = truncated or depth_lost
     if doc is None:
         doc = _fromstring(b"<html><body></body></html>", _parsers()[0])
