@@ -17,6 +17,7 @@ from typing import Any
 
 from sst_cleaner._version import __version__
 from sst_cleaner.engine import (
+    ENGINE_BUILD,
     Block,
     CleanResult,
     Limits,
@@ -28,6 +29,7 @@ from sst_cleaner.engine import (
 
 _SCRAPY = ("Addon", "SSTSpiderMiddleware", "SSTPipeline", "InformativeLinkExtractor")
 __all__ = [
+    "ENGINE_BUILD",
     "Block",
     "CleanResult",
     "Limits",

@@ -29,7 +29,7 @@ import os
 import sys
 from typing import Iterable, Iterator, NamedTuple, Optional
 
-from sst_cleaner import __version__
+from sst_cleaner import ENGINE_BUILD, __version__
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._registry import DEFAULT_METHOD, available_methods
 
@@ -158,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--version", action="version", version=f"sst-cleaner {__version__}")
+    ap.add_argument("--version", action="version", version=f"sst-cleaner {__version__} ({ENGINE_BUILD} engine)")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     common, out, jobs = _common_options(), _output_options(), _jobs_option()
     sub.add_parser(
