@@ -146,3 +146,39 @@ def doxygen_page(i: int) -> str:
 
 def doxygen_site(n: int = 8) -> list[tuple[str, str]]:
     return [(f"http://beacon.test/beacon_{i}_8c.html", doxygen_page(i)) for i in range(n)]
+
+
+def docbook_article(i: int) -> dict:
+    rng = random.Random(3000 + i)
+    return {
+        "title": f"Chapter {i}. {_words(rng, 2).title()}",
+        "intro": sentence(rng, 15),
+        "items": [sentence(rng, 6) for _ in range(2)],
+        "option": f"--level{i}",
+        "option_doc": sentence(rng, 9),
+        "head": (f"Disk {i}", f"Role of {_words(rng, 1)}"),
+        "rows": [(f"disk{i}{k}", _words(rng, 3)) for k in range(2)],
+        "outro": sentence(rng, 12),
+    }
+
+
+def docbook_page(i: int) -> str:
+    """A chapter as DocBook's XSL writes it: items, terms and table cells as ``p``."""
+    a = docbook_article(i)
+    items = "".join(f'<li class="listitem"><p>{x}</p></li>' for x in a["items"])
+    rows = "".join(f"<tr><td><p>{n}</p></td><td><p>{v}</p></td></tr>" for n, v in a["rows"])
+    nav = f'<td><a accesskey="p" href="ch{i - 1}.html">Prev</a></td><td><a accesskey="n" href="ch{i + 1}.html">Next</a></td>'
+    return f"""<html><head><title>{a["title"]}</title></head><body>
+<div class="navheader"><table width="100%"><tr><th colspan="2">The Storage Handbook</th></tr><tr>{nav}</tr></table><hr></div>
+<div class="chapter"><div class="titlepage"><div><div><h1 class="title"><a name="ch{i}"></a>{a["title"]}</h1></div></div></div>
+<p>{a["intro"]}</p>
+<div class="itemizedlist"><ul class="itemizedlist" style="list-style-type: disc; ">{items}</ul></div>
+<div class="variablelist"><dl class="variablelist"><dt><span class="term"><code class="option">{a["option"]}</code></span></dt><dd><p>{a["option_doc"]}</p></dd></dl></div>
+<div class="informaltable"><table class="informaltable" border="1"><thead><tr><th><p>{a["head"][0]}</p></th><th><p>{a["head"][1]}</p></th></tr></thead><tbody>{rows}</tbody></table></div>
+<p>{a["outro"]}</p>
+</div>
+<div class="navfooter"><hr><table width="100%"><tr>{nav}<td><a href="index.html">Home</a></td></tr></table></div></body></html>"""
+
+
+def docbook_site(n: int = 8) -> list[tuple[str, str]]:
+    return [(f"http://handbook.test/ch{i}.html", docbook_page(i)) for i in range(1, n + 1)]

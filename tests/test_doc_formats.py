@@ -208,3 +208,19 @@ def test_doxygen_hidden_tooltips_are_left_out(doxygen):
     for out in (result.text, result.markdown, result.html):
         assert art["tooltip"] not in out
         assert "Definition:" not in out and "void ring_7(int n)" not in out
+
+
+def test_docbook_items_terms_and_cells_written_as_paragraphs_keep_their_structure():
+    pages = docmarkup.docbook_site(8)
+    cleaner = SiteCleaner().fit(pages[:7])
+    url, page = pages[7]
+    result, art = cleaner.clean(page, url=url), docmarkup.docbook_article(8)
+    md = result.markdown
+    assert "\n".join(f"- {x}" for x in art["items"]) in md
+    assert f"`{art['option']}`\n: {art['option_doc']}" in md
+    rows = [f"| {n} | {v} |" for n, v in art["rows"]]  # (the header row is the site's, read as template)
+    assert rows[0] + "\n| --- | --- |\n" + rows[1] in md or "\n".join(rows) in md
+    doc = lxml_html.fromstring(f"<div>{result.html}</div>")
+    assert [norm(li.text_content()) for li in doc.xpath("//ul/li")] == art["items"]
+    cells = [[norm(c.text_content()) for c in tr] for tr in doc.xpath("//table/tr")]
+    assert [list(r) for r in art["rows"]] == [c for c in cells if c[0].startswith("disk")]

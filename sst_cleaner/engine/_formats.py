@@ -309,6 +309,7 @@ def rewrite_text(text: str, blocks: list[Block], page: PreparedPage) -> str:
 
 _LISTS = ("ul", "ol", "menu", "dir")
 _ITEMS = ("li", "dt", "dd")
+_CELLS = ("td", "th")
 
 
 class Piece:
@@ -343,19 +344,27 @@ def _ancestor(el: etree._Element, tags: tuple) -> Optional[etree._Element]:
 
 
 def _item_of(el: etree._Element) -> dict:
-    """The list item or definition ``el`` is (part of): Sphinx writes every item's text
-    as a ``p`` in the ``li``, and a ``dd`` as paragraphs, lists and code. A table cell
-    between them is its own unit."""
-    item = el if el.tag in _ITEMS else None
+    """The list item, definition or table cell ``el`` is (part of): Sphinx writes every
+    item's text as a ``p`` in the ``li`` and a ``dd`` as paragraphs, lists and code;
+    DocBook writes a cell's text as a ``p`` in the ``td``."""
+    item = el if el.tag in _ITEMS or el.tag in _CELLS else None
     if item is None:
         for a in el.iterancestors():
-            if a.tag in _ITEMS:
+            if a.tag in _ITEMS or a.tag in _CELLS:
                 item = a
                 break
-            if a.tag in ("td", "th", "table"):
+            if a.tag == "table":
                 return {}
     if item is None:
         return {}
+    if item.tag in _CELLS:
+        return {
+            "item": item,
+            "kind": "cell",
+            "table": _ancestor(item, ("table",)),
+            "row": item.getparent(),
+            "header": item.tag == "th",
+        }
     if item.tag != "li":
         dl = _ancestor(item, ("dl",))
         return {"item": item, "root": item if dl is None else dl, "kind": item.tag}
@@ -398,9 +407,6 @@ def pieces(blocks: list[Block], page: PreparedPage, links: bool = False) -> list
         tag = el.tag
         if tag in _HEADINGS:
             out.append(Piece("h", runs, level=_HEADINGS[tag], quote=quote))
-        elif tag in ("td", "th"):
-            table, row = _ancestor(el, ("table",)), el.getparent()
-            out.append(Piece("cell", runs, table=table, row=row, header=tag == "th", quote=quote))
         else:
             item = _item_of(el)
             kind = item.pop("kind", "p")
@@ -433,13 +439,20 @@ def groups(ps: list[Piece]) -> Iterator[list[Piece]]:
 
 
 def rows(cells: list[Piece]) -> list[list[Piece]]:
+    """The table's cells by row; the paragraphs of one cell are one cell, their lines
+    broken."""
     out: list[list[Piece]] = []
     last = object()
     for c in cells:
         if c.row is not last:
             out.append([])
             last = c.row
-        out[-1].append(c)
+        row = out[-1]
+        if row and c.item is not None and row[-1].item is c.item:
+            runs = row[-1].runs + [("br", None)] + c.runs
+            row[-1] = Piece("cell", runs, table=c.table, row=c.row, header=c.header, quote=c.quote, item=c.item)
+        else:
+            row.append(c)
     return out
 
 
