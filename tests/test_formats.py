@@ -180,7 +180,7 @@ def test_permalink_words_are_found_as_the_case_blind_regex_finds_them(marks):
 
 def test_a_result_without_its_page_still_has_formats():
     r = CleanResult(text="one <two>\nthree", sentences=[], blocks=[], method="x")
-    assert r.markdown == r.text
+    assert r.markdown == "one \\<two>\n\nthree"  # each line a paragraph, its text escaped
     assert r.html == "<p>one &lt;two&gt;</p>\n<p>three</p>"
 
 

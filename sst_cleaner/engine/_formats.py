@@ -23,8 +23,10 @@ import re
 from typing import Any, Iterator, Optional
 from urllib.parse import urljoin, urlsplit
 
+import nh3
 from lxml import etree
 
+from sst_cleaner.engine._code import CodeMarks, code_text
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage, normalize_space
 from sst_cleaner.engine._result import INFORMATIVE, Block
 
@@ -109,8 +111,8 @@ def block_runs(el: etree._Element, links: bool = False, base: Optional[str] = No
             pass
         elif tag == "br":
             out.append(("br", None))
-        elif tag in ("code", "kbd", "samp", "tt") and not len(child):
-            out.append(("code", child.text or ""))
+        elif tag in _CODE_TAGS and _flat_code(child):
+            out.append(("code", "".join(child.itertext())))
         elif tag == "a" and links and _safe_href(child.get("href"), base):
             out.append(("link", (normalize_space("".join(_inline_text(child))), _safe_href(child.get("href"), base))))
         else:
@@ -123,6 +125,27 @@ def block_runs(el: etree._Element, links: bool = False, base: Optional[str] = No
     while out and out[-1][0] == "br":  # a nested block at the end breaks no line here
         out.pop()
     return out
+
+
+_CODE_TAGS = frozenset(("code", "kbd", "samp", "tt"))
+# an inline code element holds a few spans; one with more is entered like any inline
+# element, so that code nested in code is not walked once per level
+_FLAT_CODE_CAP = 256
+
+
+def _flat_code(el: etree._Element) -> bool:
+    """Whether an inline code element is one run of code: no line break, block or
+    permalink below it. Sphinx writes ``code.literal`` as ``span.pre`` words, highlighters
+    write spans: their text is the code."""
+    if not len(el):
+        return True
+    for n, d in enumerate(el.iterdescendants()):
+        tag = d.tag
+        if n == _FLAT_CODE_CAP:
+            return False  # walked as any inline element: no element is looked at twice over
+        if tag == "br" or tag in BLOCK_TAGS or is_permalink(d) or not isinstance(tag, str):
+            return False
+    return True
 
 
 def _safe_href(href: Optional[str], base: Optional[str]) -> Optional[str]:
@@ -154,24 +177,9 @@ def plain(runs: list[tuple]) -> str:
 
 
 def verbatim(el: etree._Element) -> str:
-    """A ``pre`` element's text as it is shown: line breaks and indentation kept, blank
-    lines at both ends and spaces at line ends dropped."""
-    parts = []
-    for kind, value in block_runs(el):
-        if kind in ("text", "code"):
-            parts.append(value)
-        elif kind == "br":
-            parts.append("\n")
-    lines = [ln.rstrip() for ln in "".join(parts).replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines)
-
-
-def _is_pre(el: etree._Element) -> bool:
-    return el.tag == "pre" or any(a.tag == "pre" for a in el.iterancestors())
+    """A ``pre`` element's text as it is shown (see :func:`~sst_cleaner.engine._code.code_text`):
+    every line, nested blocks' lines included, in order, with their indentation."""
+    return code_text(el, is_permalink)
 
 
 # -- the kept blocks -----------------------------------------------------------------------
@@ -219,26 +227,24 @@ def _without_glyphs(line: str, el: Optional[etree._Element]) -> str:
     return " ".join(tok for tok in line.split(" ") if tok not in glyphs)
 
 
-def text_of(kept: Kept) -> str:
-    """The block as ``result.text`` writes it: code verbatim, permalinks dropped."""
+def _text_of(kept: Kept, marks: CodeMarks, written: set) -> str:
+    """The block as ``result.text`` writes it: a code listing whole and verbatim where its
+    first kept piece is (and nothing for its other pieces), tooltips left out,
+    permalinks dropped."""
     el = kept.element
     if el is None:
         return kept.line
+    if el in marks.hidden:
+        return ""
+    listing = marks.listing(el)
+    if listing is not None:
+        if listing in written:
+            return ""
+        written.add(listing)
+        return verbatim(listing) or kept.line
     if not kept.whole:
         return _without_glyphs(kept.line, el)
-    if _is_pre(el):
-        text = verbatim(el)
-        if "".join(text.split()) == "".join(kept.line.split()):
-            return text
     return plain(block_runs(el)) or kept.line
-
-
-def _pre_blocks(root: etree._Element) -> set:
-    """Block elements in a ``pre`` (or that are one): their text is written verbatim."""
-    out: set = set()
-    for pre in root.iter("pre"):
-        out.update(d for d in pre.iter() if d.tag in BLOCK_TAGS)
-    return out
 
 
 def _holds_permalink(block: etree._Element) -> bool:
@@ -262,12 +268,13 @@ def _holds_permalink(block: etree._Element) -> bool:
     return False
 
 
-def _rewritten_blocks(blocks: list[Block], page: PreparedPage) -> set:
+def _rewritten_blocks(blocks: list[Block], page: PreparedPage, marks: Optional[CodeMarks] = None) -> set:
     """The elements of informative blocks whose text can read differently from their
-    plain line: ``pre`` blocks (and blocks inside them) and blocks holding a permalink.
-    Most pages have none, and the rest only a few: only these are written again. Only
-    the informative blocks are looked into, not every anchor of the page."""
-    in_pre = _pre_blocks(page.root)
+    plain line: pieces of code listings, tooltips and blocks holding a permalink. Most
+    pages have none, and the rest only a few: only these are written again. Only the
+    informative blocks are looked into, not every anchor of the page."""
+    if marks is None:
+        marks = CodeMarks(page.root)
     out: set = set()
     seen: set = set()  # an element cut into several blocks is looked into once
     for b in blocks:
@@ -277,36 +284,43 @@ def _rewritten_blocks(blocks: list[Block], page: PreparedPage) -> set:
         if el is None or el in seen:
             continue
         seen.add(el)
-        if el in in_pre or _holds_permalink(el):
+        if el in marks.listing_of or el in marks.hidden or _holds_permalink(el):
             out.add(el)
     return out
 
 
 def rewrite_text(text: str, blocks: list[Block], page: PreparedPage) -> str:
-    """``result.text`` with code verbatim and permalinks dropped, or ``text`` unchanged
-    when the method did not write its text as the kept blocks' lines (a method of its own
-    making may not)."""
-    targets = _rewritten_blocks(blocks, page)
+    """``result.text`` with code listings whole and verbatim, tooltips and permalinks
+    dropped, or ``text`` unchanged when the method did not write its text as the kept
+    blocks' lines (a method of its own making may not)."""
+    marks = CodeMarks(page.root)
+    targets = _rewritten_blocks(blocks, page, marks)
     if not targets:
         return text
     kept = kept_blocks(blocks, page)
     if "\n".join(k.line for k in kept) != text:
         return text
-    return "\n".join(t for t in (text_of(k) if k.element in targets else k.line for k in kept) if t)
+    written: set = set()
+    lines = (_text_of(k, marks, written) if k.element in targets else k.line for k in kept)
+    return "\n".join(t for t in lines if t)
 
 
 # -- structure: what each kept block is -------------------------------------------------------
 
 _LISTS = ("ul", "ol", "menu", "dir")
+_ITEMS = ("li", "dt", "dd")
+_CELLS = ("td", "th")
 
 
 class Piece:
-    """One unit of the structured output: ``kind`` is "h" (``level`` 1-6), "p", "pre",
-    "li" (``level`` = list depth, ``ordered``), "cell" (``table``, ``row``, ``header``);
-    ``runs`` its inline content (a kept-whole block) or ``[("text", line)]``; ``quote``
-    whether it sits in a ``blockquote``."""
+    """One unit of the structured output: ``kind`` is "h" (``level`` 1-6), "p", "pre"
+    (``code``), "li" (``level`` = list depth, ``ordered``), "dt", "dd", "cell" (``table``,
+    ``row``, ``header``); ``runs`` its inline content (a kept-whole block) or
+    ``[("text", line)]``; ``quote`` whether it sits in a ``blockquote``; ``item`` the
+    ``li``/``dt``/``dd`` it is a paragraph (or code) of, ``root`` that item's outermost
+    list or its ``dl``."""
 
-    __slots__ = ("kind", "runs", "level", "ordered", "table", "row", "header", "quote", "code", "root")
+    __slots__ = ("kind", "runs", "level", "ordered", "table", "row", "header", "quote", "code", "root", "item")
 
     def __init__(self, kind: str, runs: list, **kw: Any) -> None:
         self.kind = kind
@@ -319,6 +333,7 @@ class Piece:
         self.quote = kw.get("quote", False)
         self.code = kw.get("code", "")
         self.root = kw.get("root")
+        self.item = kw.get("item")
 
 
 def _ancestor(el: etree._Element, tags: tuple) -> Optional[etree._Element]:
@@ -328,140 +343,140 @@ def _ancestor(el: etree._Element, tags: tuple) -> Optional[etree._Element]:
     return None
 
 
+def _item_of(el: etree._Element) -> dict:
+    """The list item, definition or table cell ``el`` is (part of): Sphinx writes every
+    item's text as a ``p`` in the ``li`` and a ``dd`` as paragraphs, lists and code;
+    DocBook writes a cell's text as a ``p`` in the ``td``."""
+    item = el if el.tag in _ITEMS or el.tag in _CELLS else None
+    if item is None:
+        for a in el.iterancestors():
+            if a.tag in _ITEMS or a.tag in _CELLS:
+                item = a
+                break
+            if a.tag == "table":
+                return {}
+    if item is None:
+        return {}
+    if item.tag in _CELLS:
+        return {
+            "item": item,
+            "kind": "cell",
+            "table": _ancestor(item, ("table",)),
+            "row": item.getparent(),
+            "header": item.tag == "th",
+        }
+    if item.tag != "li":
+        dl = _ancestor(item, ("dl",))
+        return {"item": item, "root": item if dl is None else dl, "kind": item.tag}
+    lists = [a for a in item.iterancestors() if a.tag in _LISTS]
+    return {
+        "item": item,
+        "root": lists[-1] if lists else item,
+        "kind": "li",
+        "level": max(1, len(lists)),
+        "ordered": bool(lists) and lists[0].tag == "ol",
+    }
+
+
 def pieces(blocks: list[Block], page: PreparedPage, links: bool = False) -> list[Piece]:
-    """The kept blocks as structured pieces, in page order."""
+    """The kept blocks as structured pieces, in page order: a code listing whole where its
+    first kept piece is, tooltips left out."""
     out = []
     base = page.url
+    marks = CodeMarks(page.root)
+    written: set = set()
     for k in kept_blocks(blocks, page):
         el = k.element
         if el is None:
             out.append(Piece("p", [("text", k.line)]))
             continue
-        runs = block_runs(el, links, base) if k.whole else [("text", _without_glyphs(k.line, el))]
+        if el in marks.hidden:
+            continue
         quote = el.tag == "blockquote" or _ancestor(el, ("blockquote",)) is not None
+        listing = marks.listing(el)
+        if listing is not None:
+            if listing not in written:
+                written.add(listing)
+                code = verbatim(listing) or k.line
+                item = _item_of(listing)
+                in_list = item.get("kind") == "li"
+                ctx = {key: item[key] for key in ("item", "root", "level", "ordered")} if in_list else {}
+                out.append(Piece("pre", [("text", code)], code=code, quote=quote, **ctx))
+            continue
+        runs = block_runs(el, links, base) if k.whole else [("text", _without_glyphs(k.line, el))]
         tag = el.tag
-        if k.whole and _is_pre(el):
-            code = verbatim(el)
-            if "".join(code.split()) == "".join(k.line.split()):
-                out.append(Piece("pre", runs, code=code, quote=quote))
-                continue
         if tag in _HEADINGS:
             out.append(Piece("h", runs, level=_HEADINGS[tag], quote=quote))
-        elif tag == "li":
-            parent = _ancestor(el, _LISTS)
-            lists = [a for a in el.iterancestors() if a.tag in _LISTS]
-            out.append(
-                Piece(
-                    "li",
-                    runs,
-                    level=max(1, len(lists)),
-                    ordered=parent is not None and parent.tag == "ol",
-                    quote=quote,
-                    root=lists[-1] if lists else None,
-                )
-            )
-        elif tag in ("td", "th"):
-            table, row = _ancestor(el, ("table",)), el.getparent()
-            out.append(Piece("cell", runs, table=table, row=row, header=tag == "th", quote=quote))
         else:
-            out.append(Piece("p", runs, quote=quote))
+            item = _item_of(el)
+            kind = item.pop("kind", "p")
+            out.append(Piece(kind, runs, quote=quote, **item))
     return out
 
 
-def _groups(ps: list[Piece]) -> Iterator[list[Piece]]:
-    """Consecutive pieces that make one unit: a list's items, a table's cells."""
+def _group_key(p: Piece) -> Any:
+    if p.kind == "li" or (p.kind == "pre" and p.item is not None):
+        return ("list", p.root, p.quote)
+    if p.kind in ("dt", "dd"):
+        return ("dl", p.root, p.quote)
+    if p.kind == "cell":
+        return ("table", p.table)
+    return None
+
+
+def groups(ps: list[Piece]) -> Iterator[list[Piece]]:
+    """Consecutive pieces that make one unit: a list's items (with their paragraphs and
+    code), a definition list's terms and definitions, a table's cells."""
     i = 0
     while i < len(ps):
+        key = _group_key(ps[i])
         j = i + 1
-        if ps[i].kind == "li":
-            while j < len(ps) and ps[j].kind == "li" and ps[j].root is ps[i].root and ps[j].quote == ps[i].quote:
-                j += 1
-        elif ps[i].kind == "cell":
-            while j < len(ps) and ps[j].kind == "cell" and ps[j].table is ps[i].table:
+        if key is not None:
+            while j < len(ps) and _group_key(ps[j]) == key:
                 j += 1
         yield ps[i:j]
         i = j
 
 
-def _rows(cells: list[Piece]) -> list[list[Piece]]:
-    rows: list[list[Piece]] = []
+def rows(cells: list[Piece]) -> list[list[Piece]]:
+    """The table's cells by row; the paragraphs of one cell are one cell, their lines
+    broken."""
+    out: list[list[Piece]] = []
     last = object()
     for c in cells:
         if c.row is not last:
-            rows.append([])
+            out.append([])
             last = c.row
-        rows[-1].append(c)
-    return rows
-
-
-# -- Markdown -----------------------------------------------------------------------------
-
-_MD_STARTS = re.compile(r"^(?:[#>+*-]|\d+[.)])")
-
-
-def _md_code(text: str) -> str:
-    text = normalize_space(text)
-    if not text:
-        return ""
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
-
-
-def _md_inline(runs: list) -> str:
-    parts = []
-    for kind, value in runs:
-        if kind == "text":
-            parts.append(value)
-        elif kind == "code":
-            parts.append(_md_code(value))
-        elif kind == "link":
-            text = value[0].replace("[", "\\[").replace("]", "\\]")
-            href = value[1].replace("(", "%28").replace(")", "%29").replace(" ", "%20")
-            parts.append(f"[{text}]({href})" if text else "")
+        row = out[-1]
+        if row and c.item is not None and row[-1].item is c.item:
+            runs = row[-1].runs + [("br", None)] + c.runs
+            row[-1] = Piece("cell", runs, table=c.table, row=c.row, header=c.header, quote=c.quote, item=c.item)
         else:
-            parts.append(" ")
-    return normalize_space("".join(parts))
-
-
-def _md_table(cells: list[Piece]) -> str:
-    rows = [[_md_inline(c.runs).replace("|", "\\|") for c in r] for r in _rows(cells)]
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    return "\n".join(lines)
-
-
-def _md_piece(p: Piece) -> str:
-    if p.kind == "pre":
-        longest = max((len(m) for m in re.findall(r"`+", p.code)), default=0)
-        fence = "`" * max(3, longest + 1)
-        return f"{fence}\n{p.code}\n{fence}"
-    text = _md_inline(p.runs)
-    if p.kind == "h":
-        return "#" * p.level + " " + text
-    if p.kind == "li":
-        return "  " * (p.level - 1) + ("1. " if p.ordered else "- ") + text
-    return "\\" + text if _MD_STARTS.match(text) else text
-
-
-def to_markdown(blocks: list[Block], page: PreparedPage, links: bool = False) -> str:
-    """The kept blocks as Markdown (CommonMark with GitHub tables)."""
-    out = []
-    for group in _groups(pieces(blocks, page, links)):
-        if group[0].kind == "cell":
-            chunk = _md_table(group)
-        else:
-            chunk = "\n".join(_md_piece(p) for p in group)
-        if not chunk.strip():
-            continue
-        if group[0].quote:
-            chunk = "\n".join("> " + ln if ln else ">" for ln in chunk.split("\n"))
-        out.append(chunk)
-    return "\n\n".join(out)
+            row.append(c)
+    return out
 
 
 # -- HTML ---------------------------------------------------------------------------------
+
+# what the written fragment may hold: the allow-list of the sanitizer every fragment goes
+# through last, a guard behind the escaping (a tag or attribute written by mistake, or
+# a page's text that got past it, is dropped there)
+HTML_TAGS = frozenset("h1 h2 h3 h4 h5 h6 p br ul ol li dl dt dd table tr th td pre code blockquote a".split())
+_HTML_SCHEMES = frozenset(s for s in _SAFE_SCHEMES if s)
+
+
+def safe_html(fragment: str) -> str:
+    """``fragment`` through an allow-list sanitizer (nh3, html5ever's parser): only the
+    tags above, no attribute but ``a href``, and hrefs only of web and mail schemes (or
+    relative), whatever the fragment holds."""
+    return nh3.clean(
+        fragment,
+        tags=set(HTML_TAGS),
+        attributes={"a": {"href"}},
+        url_schemes=set(_HTML_SCHEMES),
+        link_rel=None,
+        strip_comments=True,
+    )
 
 
 def _esc(text: str) -> str:
@@ -482,42 +497,79 @@ def _html_inline(runs: list) -> str:
     return " ".join("".join(parts).split())
 
 
+def _html_code(code: str) -> str:
+    return f"<pre><code>{_esc(code)}</code></pre>"
+
+
 def _html_list(items: list[Piece]) -> str:
     """Items at their depths as nested lists; a deeper list goes inside the item before
-    it, as HTML wants."""
+    it, as HTML wants; an item's later paragraphs and code stay in its ``li``."""
     out: list[str] = []
     open_lists: list[str] = []  # the tag of each open list; each has an open <li>
+    open_items: list = []  # the item element of each open <li> (None: a level not kept)
     for p in items:
-        while len(open_lists) > p.level:
+        level = max(1, p.level)
+        continued = len(open_items) >= level and open_items[level - 1] is p.item
+        while len(open_lists) > level:
             out.append(f"</li></{open_lists.pop()}>")
-        if len(open_lists) == p.level:
+            open_items.pop()
+        if continued:
+            out.append(_html_code(p.code) if p.kind == "pre" else f"<p>{_html_inline(p.runs)}</p>")
+            continue
+        if len(open_lists) == level:
             out.append("</li>")
-        while len(open_lists) < p.level:
+            open_items.pop()
+        while len(open_lists) < level:
             tag = "ol" if p.ordered else "ul"
-            if len(open_lists) < p.level - 1:  # a level whose item was not kept
+            open_lists.append(tag)
+            if len(open_lists) < level:  # a level whose item was not kept
                 out.append(f"<{tag}><li>")
+                open_items.append(None)
             else:
                 out.append(f"<{tag}>")
-            open_lists.append(tag)
-        out.append(f"<li>{_html_inline(p.runs)}")
+        open_items.append(p.item)
+        out.append("<li>" + (_html_code(p.code) if p.kind == "pre" else _html_inline(p.runs)))
     out.extend(f"</li></{t}>" for t in reversed(open_lists))
     return "".join(out)
 
 
+def _html_deflist(group: list[Piece]) -> str:
+    """Terms and definitions; a definition's later paragraphs stay in its ``dd``."""
+    out = ["<dl>"]
+    open_dd = None
+    for p in group:
+        inner = _html_inline(p.runs)
+        if p.kind == "dd" and open_dd is not None and p.item is open_dd:
+            out.append(f"<p>{inner}</p>")
+            continue
+        if open_dd is not None:
+            out.append("</dd>")
+            open_dd = None
+        if p.kind == "dt":
+            out.append(f"<dt>{inner}</dt>")
+        else:
+            out.append(f"<dd>{inner}")
+            open_dd = p.item
+    if open_dd is not None:
+        out.append("</dd>")
+    out.append("</dl>")
+    return "".join(out)
+
+
 def _html_table(cells: list[Piece]) -> str:
-    rows = []
-    for r in _rows(cells):
-        rows.append(
+    out = []
+    for r in rows(cells):
+        out.append(
             "<tr>"
             + "".join(f"<{'th' if c.header else 'td'}>{_html_inline(c.runs)}</{'th' if c.header else 'td'}>" for c in r)
             + "</tr>"
         )
-    return "<table>" + "".join(rows) + "</table>"
+    return "<table>" + "".join(out) + "</table>"
 
 
 def _html_piece(p: Piece) -> str:
     if p.kind == "pre":
-        return f"<pre><code>{_esc(p.code)}</code></pre>"
+        return _html_code(p.code)
     inner = _html_inline(p.runs)
     if p.kind == "h":
         return f"<h{p.level}>{inner}</h{p.level}>"
@@ -526,19 +578,29 @@ def _html_piece(p: Piece) -> str:
 
 def to_html(blocks: list[Block], page: PreparedPage, links: bool = False) -> str:
     """The kept blocks as a minimal HTML fragment: structural tags only (headings,
-    paragraphs, lists, tables, ``pre``/``code``, ``blockquote``, and ``a href`` with
-    ``links``), every text escaped, so it is safe to show as it is: it holds no script,
+    paragraphs, lists, definition lists, tables, ``pre``/``code``, ``blockquote``, and
+    ``a href`` with ``links``), every text escaped, then passed through the allow-list
+    sanitizer (:func:`safe_html`), so it is safe to show as it is: it holds no script,
     style, event attribute or ``javascript:`` URL whatever the page held."""
     out = []
-    for group in _groups(pieces(blocks, page, links)):
-        kind = group[0].kind
-        if kind == "cell":
+    for group in groups(pieces(blocks, page, links)):
+        key = _group_key(group[0])
+        if key is None:
+            chunk = "\n".join(_html_piece(p) for p in group)
+        elif key[0] == "table":
             chunk = _html_table(group)
-        elif kind == "li":
+        elif key[0] == "list":
             chunk = _html_list(group)
         else:
-            chunk = "\n".join(_html_piece(p) for p in group)
+            chunk = _html_deflist(group)
         if group[0].quote:
             chunk = f"<blockquote>{chunk}</blockquote>"
         out.append(chunk)
-    return "\n".join(out)
+    return safe_html("\n".join(out))
+
+
+def to_markdown(blocks: list[Block], page: PreparedPage, links: bool = False) -> str:
+    """The kept blocks as Markdown (see :mod:`sst_cleaner.engine._markdown`)."""
+    from sst_cleaner.engine._markdown import markdown_of
+
+    return markdown_of(pieces(blocks, page, links))

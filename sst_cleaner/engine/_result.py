@@ -105,18 +105,21 @@ class CleanResult:
     def as_markdown(self, links: bool = False) -> str:
         """The kept blocks as Markdown; ``links`` writes links as ``[text](url)``."""
         from sst_cleaner.engine._formats import to_markdown
+        from sst_cleaner.engine._markdown import text_markdown
 
-        return to_markdown(self.blocks, self.page, links) if self.page is not None else self.text
+        if self.page is None:
+            return text_markdown(self.text)
+        return to_markdown(self.blocks, self.page, links)
 
     def as_html(self, links: bool = False) -> str:
         """The kept blocks as a minimal, safe HTML fragment (see
         :func:`sst_cleaner.engine._formats.to_html`); ``links`` keeps web links."""
-        from sst_cleaner.engine._formats import to_html
+        from sst_cleaner.engine._formats import safe_html, to_html
 
         if self.page is None:
             from html import escape
 
-            return "\n".join(f"<p>{escape(line)}</p>" for line in self.text.split("\n") if line)
+            return safe_html("\n".join(f"<p>{escape(line)}</p>" for line in self.text.split("\n") if line))
         return to_html(self.blocks, self.page, links)
 
     @property
