@@ -190,7 +190,9 @@ def _store_url(settings: Any, spec: Setting) -> Optional[str]:
         return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
     value = str(value).strip()
     if not value.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {value!r}")
+        from sst_cleaner.scrapy._redis_store import redact_url  # the value may hold a password
+
+        raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {redact_url(value)!r}")
     return value
 
 
