@@ -319,7 +319,11 @@ class RedisConfig:
         "SST_REDIS_PREFIX", "str", "sst", "first part of every key the shared store writes", _key_prefix
     )
     site_sample_bytes: int = setting(
-        "SST_REDIS_SITE_SAMPLE_BYTES", "int", 16 * 1024 * 1024, "cap on a site's shared sample", _number(int, 1)
+        "SST_REDIS_SITE_SAMPLE_BYTES",
+        "int",
+        16 * 1024 * 1024,
+        "cap on a site's shared sample (page bytes)",
+        _number(int, 1),
     )
     total_sample_bytes: int = setting(
         "SST_REDIS_TOTAL_SAMPLE_BYTES", "int", 256 * 1024 * 1024, "cap on all shared samples together", _number(int, 1)
