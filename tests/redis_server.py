@@ -39,7 +39,7 @@ def free_port() -> int:
 class RedisServer:
     """``with RedisServer() as server: server.url`` -> ``redis://127.0.0.1:PORT/0``."""
 
-    def __init__(self, binary: Optional[str] = None, port: Optional[int] = None):
+    def __init__(self, binary: Optional[str] = None, port: Optional[int] = None, args: tuple[str, ...] = ()):
         self.binary = binary or find_redis_server()
         if self.binary is None:
             raise FileNotFoundError(
@@ -49,6 +49,7 @@ class RedisServer:
         self.port = port or free_port()
         self.dir = tempfile.mkdtemp(prefix="sst-redis-")
         self.proc: Optional[subprocess.Popen] = None
+        self.args = tuple(args)  # more redis-server options (``--requirepass``, ``--unixsocket``...)
 
     @property
     def url(self) -> str:
@@ -74,6 +75,7 @@ class RedisServer:
                 "warning",
                 "--logfile",
                 os.path.join(self.dir, "redis.log"),
+                *self.args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -85,7 +87,7 @@ class RedisServer:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
                     sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
+                    if sock.recv(64).startswith((b"+PONG", b"-NOAUTH")):  # NOAUTH: up, with a password
                         return self
             except OSError:
                 pass

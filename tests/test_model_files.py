@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import stat
 
 import pytest
 from story_pages import STORY_PAGES
@@ -197,6 +198,55 @@ def test_model_with_nan_cannot_be_written(tmp_path):
     with pytest.raises(ValueError):
         model_io.write_json_atomic(tmp_path / "x.json", {"a": float("nan")})
     assert not (tmp_path / "x.json").exists()
+
+
+def _fifo(tmp_path):
+    path = tmp_path / "model.json"
+    os.mkfifo(path)
+    return path
+
+
+def test_a_model_never_replaces_a_fifo(tmp_path):
+    path = _fifo(tmp_path)
+    with pytest.raises(OSError, match="FIFO"):
+        SiteCleaner(method=METHODS[0]).fit(PAGES).save(path)
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)  # still the FIFO, not a model
+    assert os.listdir(tmp_path) == ["model.json"]  # no temp file left behind
+
+
+def test_a_model_never_replaces_a_link_to_a_device(tmp_path):
+    path = tmp_path / "model.json"
+    os.symlink(os.devnull, path)
+    with pytest.raises(OSError, match="symbolic link"):
+        SiteCleaner(method=METHODS[0]).fit(PAGES).save(path)
+    assert os.path.islink(path) and os.readlink(path) == os.devnull
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    assert os.listdir(tmp_path) == ["model.json"]
+
+
+def test_fit_on_the_command_line_refuses_a_fifo_model_path(tmp_path, capsys):
+    from sst_cleaner.cli import main
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for i, html in enumerate(PAGES):
+        (site / f"p{i}.html").write_text(html, encoding="utf-8")
+    path = _fifo(tmp_path)
+    assert main(["fit", str(site), "--model", str(path)]) == 3  # the model exit code
+    assert "FIFO" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_model_files_get_the_process_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        path = tmp_path / "m.json"
+        SiteCleaner(method=METHODS[0]).fit(PAGES).save(path)
+        SiteCleaner(method=METHODS[0]).fit(PAGES).save(path)  # a replaced file too
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(path).st_mode) == mode
 
 
 # -- safe file names --------------------------------------------------------------------------

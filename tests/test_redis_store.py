@@ -77,7 +77,7 @@ def test_sample_fills_once_per_page_and_says_when_it_is_complete(fleet):
 
 
 def test_sample_bytes_are_capped_per_site_and_in_total(fleet):
-    one = len(encode_page("http://s/0", PAGE, None))
+    one = len(PAGE)  # the caps count page bytes (what a reader inflates), not compressed ones
     small = fleet.make(site_sample_bytes=2 * one + 10, total_sample_bytes=3 * one + 10)
     assert small.push_page("a", "http://a/0", PAGE, None, 10)[0] == "added"
     assert small.push_page("a", "http://a/1", PAGE, None, 10)[0] == "added"
@@ -150,6 +150,67 @@ def test_sample_pages_are_checked_when_read(fleet):
     fleet.push_page("s", "http://s/0", PAGE, None, 5)
     fleet.client.rpush(fleet.key("s", "sample"), b"garbage")
     assert [p[0] for p in fleet.read_sample("s", 5)] == ["http://s/0"]
+
+
+def _sent(fleet) -> int:
+    """Bytes the server has sent to its clients so far (INFO stats)."""
+    return int(fleet.client.info("stats")["total_net_output_bytes"])
+
+
+def test_a_planted_long_version_is_refused_before_it_is_fetched(fleet):
+    key = fleet.key("s", "model")
+    good = json.dumps(SiteCleaner("cetd").to_dict()).encode()
+    fleet.client.hset(key, mapping={"json": good, "version": b"9" * 8_000_000})
+    before = _sent(fleet)
+    assert fleet.claim("s", "T") == ("model", "")
+    with pytest.raises(ModelFormatError, match="version"):
+        fleet.read_model("s")
+    assert _sent(fleet) - before < 100_000  # neither call brought the 8 MB value over
+    assert fleet.drop_model("s", "") and not fleet.client.exists(key)
+    # a builder publishing over such a value starts the counter again
+    fleet.client.hset(key, mapping={"json": good, "version": b"9" * 1000})
+    fleet.client.delete(key)
+    assert fleet.claim("s", "T") == ("lock", "")
+    fleet.client.hset(key, mapping={"json": good, "version": b"9" * 1000})
+    assert fleet.publish("s", "T", good, 3, "w") == 1
+
+
+def test_a_planted_big_model_is_refused_before_it_is_fetched(fleet):
+    small = fleet.make(max_model_bytes=1_000_000)
+    small.client.hset(small.key("s", "model"), mapping={"json": b"x" * 8_000_000, "version": 1})
+    before = _sent(fleet)
+    with pytest.raises(ModelFormatError, match="over the 1000000 limit"):
+        small.read_model("s")
+    assert _sent(fleet) - before < 100_000
+
+
+def test_a_planted_sample_is_capped_inflated_and_on_the_wire(fleet):
+    cap = 1_500_000
+    small = fleet.make(site_sample_bytes=cap)
+    key = small.key("s", "sample")
+    # zlib bombs under the per-entry cap each: 20 of them would inflate to 20 MB
+    bomb = encode_page("http://s/bomb", b"\0" * 1_000_000, None)
+    small.client.rpush(key, *[bomb] * 20)
+    pages = small.read_sample("s", 20)
+    assert sum(len(body) for _, body, _ in pages) <= cap
+    assert len(pages) == 1  # the first fits, the rest would take the sample past its cap
+    # entries whose stored bytes alone are past the cap are never sent
+    small.client.delete(key)
+    noise = encode_page("http://s/noise", os.urandom(600_000), None)
+    small.client.rpush(key, *[noise] * 10)
+    before = _sent(fleet)
+    pages = small.read_sample("s", 20)
+    assert len(pages) == 2 and _sent(fleet) - before < cap + 100_000
+    # an honest sample still reads whole
+    small.client.delete(key)
+    for i in range(5):
+        small.push_page("t", f"http://t/{i}", PAGE, None, 5)
+    assert [p[1] for p in small.read_sample("t", 5)] == [PAGE] * 5
+
+
+def test_a_sample_key_of_another_type_is_an_empty_sample(fleet):
+    fleet.client.set(fleet.key("s", "sample"), b"x" * 1000)
+    assert fleet.read_sample("s", 5) == []
 
 
 def test_without_a_model_store_nothing_imports_redis(tmp_path):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
+import stat
 from typing import Any, Union
 
 FORMAT = "sst-cleaner-model"
@@ -56,19 +57,25 @@ def unwrap_model(data: Any) -> tuple[str, dict, dict]:
 def write_json_atomic(path: Union[str, os.PathLike], data: dict, fsync: bool = True) -> None:
     """Write JSON to a temp file in the same folder, fsync, then rename over ``path``.
 
+    Only a regular file (or nothing) at ``path`` is replaced: a rename over a FIFO, a
+    device or a symbolic link would swap the thing itself for a model (``OSError``). The
+    file gets the mode any new file of the process gets (0666 less the umask).
+
     ``fsync=False`` for files that die with the process writing them (a crawl's
     temporary folder of evicted models): the rename alone keeps readers from seeing half
     a file, and the sync is most of the cost of a small model's write."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    _check_target(path)
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    fd, tmp = _create_temp(folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
+        _check_target(path)  # again, just before the rename: the path may have changed meanwhile
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -76,6 +83,42 @@ def write_json_atomic(path: Union[str, os.PathLike], data: dict, fsync: bool = T
         except OSError:
             pass
         raise
+
+
+#: what a model path may be instead of a regular file, for the error message
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_target(path: str) -> None:
+    """Refuse to replace anything at ``path`` but a regular file (a missing one is fine)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise OSError(f"model path {path!r} is {kind}; a model replaces only a regular file")
+
+
+def _create_temp(folder: str) -> tuple[int, str]:
+    """A new temp file in ``folder``: created exclusively (as ``mkstemp`` does) but with
+    mode 0666, so the kernel applies the process umask (``mkstemp`` makes it 0600)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}.json")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in {folder!r}")
 
 
 def _reject_constant(name: str) -> Any:

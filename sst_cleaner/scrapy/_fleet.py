@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
-from sst_cleaner.scrapy._redis_store import RedisFleet, parse_model_json
+from sst_cleaner.scrapy._redis_store import RedisFleet, parse_model_json, redact_text, redact_url
 from sst_cleaner.scrapy._settings import RedisConfig, SSTConfig, load_redis_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
@@ -73,16 +73,6 @@ def _model_json(model: SiteCleaner, lock: Any) -> bytes:
     with lock:
         data = model.to_dict()
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _redacted(url: str) -> str:
-    """The Redis URL without its password, for the log."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@", 1)
-    return url
 
 
 class SharedSiteModelStore(SiteModelStore):
@@ -118,12 +108,12 @@ class SharedSiteModelStore(SiteModelStore):
             return
         logger.info(
             "sst: site models shared through Redis at %s (prefix %r)",
-            _redacted(self.redis_config.url),
+            redact_url(self.redis_config.url),
             self.redis_config.prefix,
         )
         self._poller = LoopingCall(self._poll)
         self._poller.start(POLL_SECONDS, now=False).addErrback(
-            lambda f: logger.error("sst: polling the shared store stopped: %s", f.value)
+            lambda f: logger.error("sst: polling the shared store stopped: %s", self._said(f.value))
         )
 
     def close(self) -> None:
@@ -160,11 +150,15 @@ class SharedSiteModelStore(SiteModelStore):
         if self.stats is not None:
             self.stats.set_value("sst/redis/down", 1)
         logger.warning(
-            "sst: the shared model store (Redis at %s) failed: %r; this crawl goes on "
+            "sst: the shared model store (Redis at %s) failed: %s; this crawl goes on "
             "with local models (sites are learnt from this process's own pages)",
-            _redacted(self.redis_config.url),
-            exc,
+            redact_url(self.redis_config.url),
+            self._said(exc),
         )
+
+    def _said(self, exc: Any) -> str:
+        """An exception as the log shows it: without the secrets of the Redis URL."""
+        return redact_text(repr(exc), self.redis_config.url)
 
     # -- the shared sample
     def sample_added(self, site: str, page: PageRecord) -> None:

@@ -39,10 +39,107 @@ logger = logging.getLogger(__name__)
 #: a sample page's url and encoding are short; anything longer is not a page we sent
 _MAX_URL = 8192
 _MAX_ENCODING = 64
+#: a model's version is a counter the scripts below write; a longer value is not ours
+_MAX_VERSION = 20
 
 
 def site_hash(site_key: str) -> str:
     return hashlib.sha256(site_key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# -- the URL in the log ------------------------------------------------------------------
+
+#: query parameters whose value may be a secret (redis-py reads ``password``; the rest are
+#: what a hand-written URL may hold)
+_SECRET_PARAMS = ("pass", "secret", "token", "auth", "cred", "key")
+
+
+def _split(url: str) -> tuple[str, Optional[str], str, str, Optional[str], Optional[str]]:
+    """(scheme, user info, host, path, query, fragment) as far as a secret can reach: the
+    user info ends at the last ``@`` before the query (an unencoded ``/`` or ``@`` in a
+    password moves where a URL parser puts it); None for a part that is absent."""
+    scheme, _, rest = url.partition("://")
+    rest, hash_sign, fragment = rest.partition("#")
+    rest, question, query = rest.partition("?")
+    userinfo, at, rest = rest.rpartition("@")
+    host, slash, path = rest.partition("/")
+    return (
+        scheme,
+        userinfo if at else None,
+        host,
+        slash + path,
+        query if question else None,
+        fragment if hash_sign else None,
+    )
+
+
+def _secret_param(part: str) -> bool:
+    """A query parameter to mask: a secret-looking name, or a part no client reads as a
+    parameter (no ``=``, or an ``@``: a piece of a password with a ``?`` in it)."""
+    from urllib.parse import unquote_plus
+
+    name, eq, _ = part.partition("=")
+    return not eq or "@" in part or any(word in unquote_plus(name).lower() for word in _SECRET_PARAMS)
+
+
+def _masked_param(part: str) -> str:
+    if not _secret_param(part):
+        return part
+    name, eq, _ = part.partition("=")
+    return f"{name}=***" if eq and "@" not in name else "***"
+
+
+def _bad_port(host: str) -> bool:
+    port = host.rpartition(":")[2]
+    return ":" in host and not port.isdigit() and not port.endswith("]")  # "]": IPv6, no port
+
+
+def redact_url(url: str) -> str:
+    """The Redis URL with every secret redis-py could read from it replaced by ``***``:
+    the user info (the user name stays when a password follows it), secret-looking query
+    values and the fragment; all of it after the scheme when the port is not a number
+    (a password whose ``@`` is missing, or cut by a ``?`` or ``#``: no client reads it)."""
+    if "://" not in url:
+        return url
+    scheme, userinfo, host, path, query, fragment = _split(url)
+    if _bad_port(host):  # a URL no client reads: a password may be anywhere in it
+        return scheme + "://***"
+    out = scheme + "://"
+    if userinfo is not None:
+        user, colon, _ = userinfo.partition(":")
+        # a user name alone may be the secret (some services put a token there)
+        out += f"{user}:***@" if colon and user else "***@"
+    out += host + path
+    if query is not None:
+        out += "?" + "&".join(_masked_param(part) for part in query.split("&"))
+    if fragment is not None:
+        out += "#***"
+    return out
+
+
+def _secrets(url: str) -> list[str]:
+    """The secrets :func:`redact_url` masks, as written and percent-decoded, longest first."""
+    from urllib.parse import unquote, unquote_plus
+
+    _, userinfo, host, _, query, fragment = _split(url)
+    found = [fragment or ""]
+    if userinfo is not None:
+        found += [userinfo, userinfo.partition(":")[2]]
+    if _bad_port(host):
+        found += [host.rpartition(":")[2], url.partition("://")[2]]
+    for part in (query or "").split("&"):
+        if _secret_param(part):
+            found.append(part.partition("=")[2] or part)
+    decoded = [unquote(x) for x in found] + [unquote_plus(x) for x in found]
+    return sorted({x for x in found + decoded if x}, key=len, reverse=True)
+
+
+def redact_text(text: str, url: str) -> str:
+    """``text`` (an exception's message) with the URL redacted and its secrets masked."""
+    text = text.replace(url, redact_url(url))
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    return text
 
 
 # -- sample pages on the wire ------------------------------------------------------------
@@ -61,9 +158,11 @@ def decode_page(raw: bytes, max_bytes: int) -> tuple[str, bytes, Optional[str]]:
     inflated to at most ``max_bytes`` (no zlib bomb) and its header checked."""
     inflater = zlib.decompressobj()
     data = inflater.decompress(raw, max_bytes + _MAX_URL + 256)
-    if inflater.unconsumed_tail:
-        raise ValueError("sample page over the size cap")
+    if inflater.unconsumed_tail or not inflater.eof:  # more to inflate, or cut short
+        raise ValueError("sample page over the size cap, or cut")
     head, sep, body = data.partition(b"\n")
+    if len(body) > max_bytes:
+        raise ValueError("sample page over the size cap")
     if not sep or len(head) > _MAX_URL + 256:
         raise ValueError("sample page without a header")
     header = json.loads(head.decode("ascii"))
@@ -98,13 +197,13 @@ def parse_model_json(raw: bytes, max_bytes: int) -> dict:
 # -- scripts -----------------------------------------------------------------------------
 
 # KEYS: sample, urls, bytes, total, model. ARGV: entry, url hash, sample pages, site cap,
-# total cap, ttl ms. -> {status, pages in the sample}
+# total cap, ttl ms, the entry's size (its page's bytes, or more). -> {status, pages in the sample}
 _PUSH = """
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'model', 0} end
 local n = redis.call('LLEN', KEYS[1])
 if n >= tonumber(ARGV[3]) then return {'full', n} end
 if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then return {'dup', n} end
-local size = string.len(ARGV[1])
+local size = tonumber(ARGV[7])
 local site = tonumber(redis.call('GET', KEYS[3]) or '0')
 local total = tonumber(redis.call('GET', KEYS[4]) or '0')
 if site + size > tonumber(ARGV[4]) then return {'capped', n} end
@@ -119,12 +218,15 @@ if n >= tonumber(ARGV[3]) then return {'filled', n} end
 return {'added', n}
 """
 
-# KEYS: lock, model, sample. ARGV: token, lock ttl ms. -> {state, detail}
+# Every script reads a model's version only when it is a short field (HSTRLEN first):
+# a planted long value is neither copied into the script nor sent to a worker.
+# KEYS: lock, model, sample. ARGV: token, lock ttl ms, the version's length cap.
+# -> {state, detail}
 _CLAIM = """
 local t = redis.call('TYPE', KEYS[2]).ok
 if t == 'hash' then
-  local v = redis.call('HGET', KEYS[2], 'version')
-  if v then return {'model', v} end
+  local n = redis.call('HSTRLEN', KEYS[2], 'version')
+  if n > 0 and n <= tonumber(ARGV[3]) then return {'model', redis.call('HGET', KEYS[2], 'version')} end
   return {'model', ''}
 elseif t ~= 'none' then
   return {'model', ''}
@@ -139,13 +241,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 
-# KEYS: lock, model, sample, urls, bytes, total. ARGV: token, json, pages, builder, model ttl ms.
-# -> the new version, or 0 when the lock is no longer this builder's
+# KEYS: lock, model, sample, urls, bytes, total. ARGV: token, json, pages, builder, model ttl ms,
+# the version's length cap. -> the new version, or 0 when the lock is no longer this builder's
 _PUBLISH = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local t = redis.call('TYPE', KEYS[2]).ok
 if t ~= 'hash' and t ~= 'none' then redis.call('DEL', KEYS[2]) end
-local v = (tonumber(redis.call('HGET', KEYS[2], 'version') or '0') or 0) + 1
+local v = 1
+if redis.call('HSTRLEN', KEYS[2], 'version') <= tonumber(ARGV[6]) then
+  v = (tonumber(redis.call('HGET', KEYS[2], 'version') or '0') or 0) + 1
+end
 redis.call('HSET', KEYS[2], 'json', ARGV[2], 'pages', ARGV[3], 'builder', ARGV[4], 'version', v)
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 local site = tonumber(redis.call('GET', KEYS[5]) or '0')
@@ -159,7 +264,9 @@ return v
 # KEYS: model. ARGV: the version the new model was merged into, json, pages, builder,
 # model ttl ms. -> the new version, or 0 when another worker replaced it meanwhile
 _REPLACE = """
-if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash'
+   or redis.call('HSTRLEN', KEYS[1], 'version') ~= string.len(ARGV[1])
+   or redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then
   return 0
 end
 local v = (tonumber(ARGV[1]) or 0) + 1
@@ -177,10 +284,50 @@ return 0
 # KEYS: model. ARGV: the version that was rejected ('' for a value without one).
 _DROP_MODEL = """
 if ARGV[1] == '' or (redis.call('TYPE', KEYS[1]).ok == 'hash'
+                     and redis.call('HSTRLEN', KEYS[1], 'version') == string.len(ARGV[1])
                      and redis.call('HGET', KEYS[1], 'version') == ARGV[1]) then
   return redis.call('DEL', KEYS[1])
 end
 return 0
+"""
+
+
+# KEYS: model. ARGV: the model's byte cap, the version's length cap.
+# -> {'ok', version, json} | {'gone', version} (no json field) | {'type', Redis type}
+#    | {'version', its length} | {'big', json bytes}
+# One script, so the sizes checked are the sizes of the values sent.
+_READ_MODEL = """
+local t = redis.call('TYPE', KEYS[1]).ok
+if t == 'none' then return {'gone', ''} end
+if t ~= 'hash' then return {'type', t} end
+local n = redis.call('HSTRLEN', KEYS[1], 'version')
+if n > tonumber(ARGV[2]) then return {'version', tostring(n)} end
+local size = redis.call('HSTRLEN', KEYS[1], 'json')
+if size > tonumber(ARGV[1]) then return {'big', tostring(size)} end
+local v = redis.call('HGET', KEYS[1], 'version') or ''
+local json = redis.call('HGET', KEYS[1], 'json')
+if not json then return {'gone', v} end
+return {'ok', v, json}
+"""
+
+# KEYS: sample. ARGV: most entries, the sample's byte cap. -> {entries left out, entry...}:
+# the first entries whose sizes together fit the cap (an entry that would not fit is left
+# out), so a sample planted past the cap never crosses the network.
+_READ_SAMPLE = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'list' then return {0} end
+local n = math.min(redis.call('LLEN', KEYS[1]), tonumber(ARGV[1]))
+local cap, total, out = tonumber(ARGV[2]), 0, {0}
+for i = 0, n - 1 do
+  local entry = redis.call('LINDEX', KEYS[1], i)
+  local size = string.len(entry)
+  if total + size <= cap then
+    total = total + size
+    out[#out + 1] = entry
+  else
+    out[1] = out[1] + 1
+  end
+end
+return out
 """
 
 
@@ -198,16 +345,7 @@ class RedisFleet:
             raise ImportError("SST_MODEL_STORE needs the redis client: pip install 'sst-cleaner[redis]'") from exc
 
         self.config = config
-        self.client = (
-            client
-            if client is not None
-            else redis.Redis.from_url(
-                config.url,
-                socket_timeout=config.timeout,
-                socket_connect_timeout=config.timeout,
-                health_check_interval=30,
-            )
-        )
+        self.client = client if client is not None else _client(redis, config)
         self._push = self.client.register_script(_PUSH)
         self._claim = self.client.register_script(_CLAIM)
         self._renew = self.client.register_script(_RENEW)
@@ -215,6 +353,8 @@ class RedisFleet:
         self._release = self.client.register_script(_RELEASE)
         self._drop = self.client.register_script(_DROP_MODEL)
         self._replace = self.client.register_script(_REPLACE)
+        self._read_model = self.client.register_script(_READ_MODEL)
+        self._read_sample = self.client.register_script(_READ_SAMPLE)
 
     # -- keys
     def key(self, site: str, what: str) -> str:
@@ -258,6 +398,8 @@ class RedisFleet:
                 cfg.site_sample_bytes,
                 cfg.total_sample_bytes,
                 self._ms(cfg.sample_ttl),
+                # the caps count page bytes, so what a reader inflates is capped by them too
+                max(len(entry), len(body)),
             ],
         )
         return _text(status), int(n)
@@ -277,7 +419,7 @@ class RedisFleet:
         while another worker holds the lock (ms: its time to live)."""
         state, detail = self._claim(
             keys=[self.key(site, "lock"), self.key(site, "model"), self.key(site, "sample")],
-            args=[token, self._ms(self.config.lock_ttl)],
+            args=[token, self._ms(self.config.lock_ttl), _MAX_VERSION],
         )
         return _text(state), _text(detail)
 
@@ -290,29 +432,48 @@ class RedisFleet:
 
     def read_sample(self, site: str, max_pages: int) -> list[tuple[str, bytes, Optional[str]]]:
         """The site's shared sample pages; entries that do not decode are skipped (and
-        logged): a page is data from the network via another worker, not trusted."""
-        # bytes: the client does not decode responses
-        raw = cast("list[bytes]", self.client.lrange(self.key(site, "sample"), 0, max(0, max_pages - 1)))
-        pages = []
-        for entry in raw:
+        logged): a page is data from the network via another worker, not trusted.
+
+        The sample is capped at ``site_sample_bytes`` twice: the stored entries before
+        they are fetched, and the pages once inflated (a running total: an entry inflating
+        past what is left of the cap is skipped), so a sample planted in Redis cannot
+        make a worker hold more than an honest one."""
+        cap = self.config.site_sample_bytes
+        reply = self._read_sample(keys=[self.key(site, "sample")], args=[max(0, max_pages), cap])
+        left_out, entries = int(reply[0]), cast("list[bytes]", reply[1:])  # bytes: responses are not decoded
+        if left_out:
+            logger.warning(
+                "sst: skipping %d shared sample pages of site %s: over the sample's size cap", left_out, site
+            )
+        pages, total = [], 0
+        for entry in entries:
             try:
-                pages.append(decode_page(entry, self.config.site_sample_bytes))
+                page = decode_page(entry, cap - total)
             except (ValueError, zlib.error, UnicodeDecodeError) as exc:
                 logger.warning("sst: skipping an unreadable shared sample page of site %s: %s", site, exc)
+                continue
+            total += len(page[1])
+            pages.append(page)
         return pages
 
     def read_model(self, site: str) -> tuple[Optional[bytes], str]:
-        """(the model's JSON bytes, version); the size is checked before the value is
-        fetched, so an oversized value never crosses the network."""
-        key = self.key(site, "model")
-        kind = _text(self.client.type(key))
-        if kind != "hash":  # written by something else: never read as a model
-            raise ModelFormatError(f"shared model key holds a Redis {kind}, not a hash")
-        size = int(self.client.hstrlen(key, "json"))
-        version = _text(self.client.hget(key, "version") or b"")
-        if size > self.config.max_model_bytes:
-            raise ModelFormatError(f"shared model is {size} bytes, over the {self.config.max_model_bytes} limit")
-        return cast(Optional[bytes], self.client.hget(key, "json")), version  # bytes: responses are not decoded
+        """(the model's JSON bytes, version), or (None, version) when it is gone. Its
+        sizes are checked before the values are fetched, so an oversized value never
+        crosses the network; a version that is not a short counter is refused."""
+        reply = self._read_model(keys=[self.key(site, "model")], args=[self.config.max_model_bytes, _MAX_VERSION])
+        state = _text(reply[0])
+        if state == "type":  # written by something else: never read as a model
+            raise ModelFormatError(f"shared model key holds a Redis {_text(reply[1])}, not a hash")
+        if state == "version":
+            raise ModelFormatError(f"shared model's version is {_text(reply[1])} bytes, not a short counter")
+        if state == "big":
+            raise ModelFormatError(
+                f"shared model is {_text(reply[1])} bytes, over the {self.config.max_model_bytes} limit"
+            )
+        version = _text(reply[1])
+        if not version.isdigit() and version:
+            raise ModelFormatError(f"shared model's version {version!r} is not a counter")
+        return (cast(bytes, reply[2]) if state == "ok" else None), version
 
     def publish(self, site: str, token: str, model_json: bytes, pages: int, builder: str) -> int:
         """Publish the model this builder fitted and drop the site's sample; the new
@@ -325,7 +486,8 @@ class RedisFleet:
             self.key(site, "bytes"),
             self.total_key,
         ]
-        return int(self._publish(keys=keys, args=[token, model_json, pages, builder, self._ms(self.config.model_ttl)]))
+        args: list[Any] = [token, model_json, pages, builder, self._ms(self.config.model_ttl), _MAX_VERSION]
+        return int(self._publish(keys=keys, args=args))
 
     def replace_model(self, site: str, version: str, model_json: bytes, pages: int, builder: str) -> int:
         """Compare-and-set: store a model merged into ``version`` of the site's model; the
@@ -346,6 +508,19 @@ class RedisFleet:
             self.client.close()
         except Exception:  # closing a pool whose server is gone must not fail a close
             pass
+
+
+def _client(redis: Any, config: RedisConfig) -> Any:
+    try:
+        return redis.Redis.from_url(
+            config.url,
+            socket_timeout=config.timeout,
+            socket_connect_timeout=config.timeout,
+            health_check_interval=30,
+        )
+    except (ValueError, TypeError) as exc:  # its message may quote the URL's secrets
+        message = redact_text(str(exc), config.url)
+        raise ValueError(f"SST_MODEL_STORE {redact_url(config.url)} is not a usable Redis URL: {message}") from None
 
 
 def _text(value: Any) -> str:

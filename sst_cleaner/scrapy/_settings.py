@@ -190,7 +190,9 @@ def _store_url(settings: Any, spec: Setting) -> Optional[str]:
         return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
     value = str(value).strip()
     if not value.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {value!r}")
+        from sst_cleaner.scrapy._redis_store import redact_url  # the value may hold a password
+
+        raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {redact_url(value)!r}")
     return value
 
 
@@ -317,7 +319,11 @@ class RedisConfig:
         "SST_REDIS_PREFIX", "str", "sst", "first part of every key the shared store writes", _key_prefix
     )
     site_sample_bytes: int = setting(
-        "SST_REDIS_SITE_SAMPLE_BYTES", "int", 16 * 1024 * 1024, "cap on a site's shared sample", _number(int, 1)
+        "SST_REDIS_SITE_SAMPLE_BYTES",
+        "int",
+        16 * 1024 * 1024,
+        "cap on a site's shared sample (page bytes)",
+        _number(int, 1),
     )
     total_sample_bytes: int = setting(
         "SST_REDIS_TOTAL_SAMPLE_BYTES", "int", 256 * 1024 * 1024, "cap on all shared samples together", _number(int, 1)

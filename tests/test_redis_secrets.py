@@ -1,0 +1,126 @@
+"""A password in the Redis URL of SST_MODEL_STORE never reaches the log or an error
+message: in the query (``?password=``), in the user info, percent-encoded, with the
+redis://, rediss:// and unix:// schemes, whether Redis answers, refuses or is absent."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+from redis_server import RedisServer, free_port
+
+from sst_cleaner.scrapy._fleet import SharedSiteModelStore
+from sst_cleaner.scrapy._settings import load_config, store_url
+
+SECRET = "Hunter2Secret"
+PAGE = b"<html><body><p>" + b"word " * 200 + b"</p></body></html>"
+
+
+def _store(url: str) -> SharedSiteModelStore:
+    settings = {"SST_MODEL_STORE": url, "SST_REDIS_TIMEOUT": 0.3, "SST_WORKERS": "thread", "SST_REDIS_PREFIX": "pw"}
+    return SharedSiteModelStore(load_config(settings), settings=settings)
+
+
+def _use(store: SharedSiteModelStore) -> None:
+    """Open the store (it logs where Redis is) and make one Redis call; a failure goes
+    where every failing call of a crawl goes (the warning that the crawl goes local)."""
+    store.open()
+    try:
+        store.fleet.push_page("site", "http://site/a", PAGE, None, 5)
+    except Exception as exc:
+        store._failed(exc)  # no public way to fail one call outside a running crawl
+    finally:
+        store.close()
+
+
+def _forms(host_port: str, socket_path: str) -> list[str]:
+    return [
+        f"redis://{host_port}/0?password={SECRET}",
+        f"redis://{host_port}/0?db=0&password={SECRET}&client_name=w1",
+        f"redis://:{SECRET}@{host_port}/0",
+        f"redis://default:{SECRET}@{host_port}/0",
+        f"redis://default:%{ord(SECRET[0]):X}{SECRET[1:]}@{host_port}/0",  # percent-encoded
+        f"rediss://default:{SECRET}@{host_port}/0",
+        f"rediss://{host_port}/0?password={SECRET}",
+        f"unix://{socket_path}?password={SECRET}",
+        f"unix://:{SECRET}@{socket_path}?db=0",
+    ]
+
+
+def _assert_no_secret(text: str) -> None:
+    for secret in (SECRET, f"%{ord(SECRET[0]):X}{SECRET[1:]}", SECRET[1:]):
+        assert secret not in text
+    assert "***" in text
+
+
+@pytest.mark.parametrize("url", _forms(f"127.0.0.1:{free_port()}", "/nonexistent/sst-redis.sock"))
+def test_no_password_is_logged_when_redis_is_unreachable(url, caplog):
+    with caplog.at_level(logging.INFO, logger="sst_cleaner"):
+        _use(_store(url))
+    assert "shared through Redis at" in caplog.text
+    assert "goes on with local models" in caplog.text
+    _assert_no_secret(caplog.text)
+
+
+def test_no_password_is_logged_when_redis_answers_or_refuses(caplog, tmp_path):
+    sock = str(tmp_path / "r.sock")
+    with RedisServer(args=("--requirepass", SECRET, "--unixsocket", sock, "--unixsocketperm", "700")) as server:
+        for url in _forms(f"127.0.0.1:{server.port}", sock):
+            if url.startswith("rediss://"):
+                continue  # this server speaks no TLS: its failure is the unreachable case
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="sst_cleaner"):
+                _use(_store(url))
+            assert "shared through Redis at" in caplog.text
+            assert "goes on with local models" not in caplog.text, url  # the password was right
+            _assert_no_secret(caplog.text)
+            # the same URL with a wrong password: refused, and logged without it
+            wrong = url.replace(SECRET[-6:], "Nope", 1)
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="sst_cleaner"):
+                _use(_store(wrong))
+            assert "goes on with local models" in caplog.text, wrong
+            assert "Nope" not in caplog.text
+            _assert_no_secret(caplog.text)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://user:{SECRET}@h:6379/0",  # not a Redis scheme: refused by the settings
+        f"redis://:{SECRET}",  # a password without its @: read as a port
+        f"redis://:{SECRET[:4]}?{SECRET[4:]}@h:6379/0",  # a ? in the password, unencoded
+    ],
+)
+def test_no_password_is_in_the_error_for_a_url_redis_refuses(url):
+    with pytest.raises(ValueError) as info:
+        store_url({"SST_MODEL_STORE": url})
+        _store(url)
+    _assert_no_secret(str(info.value))
+    assert SECRET[:4] not in str(info.value) and SECRET[4:] not in str(info.value)
+
+
+def test_no_password_reaches_the_log_of_a_crawl(demo_server, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import TESTS, _env
+
+    port = free_port()  # nothing listens there: the crawl goes local and says so
+    url = f"redis://default:{SECRET}@127.0.0.1:{port}/0?password={SECRET}"
+    out, cfg = tmp_path / "out.json", tmp_path / "cfg.json"
+    settings = {"SST_MODEL_STORE": url, "SST_REDIS_TIMEOUT": 0.3, "SST_SAMPLE_PAGES": 3, "SST_WORKERS": "thread"}
+    cfg.write_text(json.dumps({"url": demo_server.url, "out": str(out), "kinds": ["dict"], "settings": settings}))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(TESTS, "redis_fleet_runner.py"), str(cfg)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=str(tmp_path),
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "goes on with local models" in proc.stderr
+    _assert_no_secret(proc.stderr + proc.stdout + out.read_text(encoding="utf-8"))
