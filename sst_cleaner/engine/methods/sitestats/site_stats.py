@@ -236,7 +236,7 @@ class SiteStatsModel:
         self.stats = SiteStats()
         self.full = False
         for p in pages:
-            if not self.apply_page(analyse_page(p)):
+            if not self.apply_page(analyse_page(p, judged=False)):
                 break  # full: the pages left are not read (SiteCleaner counts them)
 
     def partial_fit(self, page: PreparedPage) -> None:
@@ -245,15 +245,15 @@ class SiteStatsModel:
     # partial_fit in two steps, so that SiteCleaner can bound it: the analysis touches no
     # model state and may be interrupted; the update is small by construction (learn_caps)
     def prepare_page(self, page: PreparedPage) -> PageAnalysis:
-        return analyse_page(page)
+        return analyse_page(page, judged=False)
 
     def apply_page(self, pa: PageAnalysis) -> bool:
         """Learn an analysed page, within the per-page caps; False (nothing learnt) when
         the site model is full."""
         from sst_cleaner.engine import _learn_caps as learn_caps
 
-        pa = learn_caps.capped_for_learning(pa)
-        if learn_caps.stats_entries(self.stats) + learn_caps.page_entries(pa) > learn_caps.MAX_SITE_ENTRIES:
+        pa, adds = learn_caps.for_learning(pa)
+        if learn_caps.stats_entries(self.stats) + adds > learn_caps.MAX_SITE_ENTRIES:
             self.full = True
             return False
         self.stats.add(pa)
