@@ -118,3 +118,18 @@ def test_the_cli_fit_says_when_the_model_is_full(site_pages, tmp_path, monkeypat
     err = capsys.readouterr().err
     assert "the site model is full" in err and "pages not learnt" in err
     assert SiteCleaner.load(tmp_path / "m.json").n_pages < len(site_pages)
+
+
+def test_a_shard_that_fills_up_makes_the_whole_fit_say_so(site_pages, monkeypatch):
+    monkeypatch.setattr(parallel_fit, "MIN_SIZE_PER_PROCESS", 20_000)  # shards for a small site
+    # the first shard is learnt in this process, under the lowered cap; the other in a
+    # worker process, under the real one
+    cap = _recount(SiteCleaner(**FAST).fit(site_pages[:6])) // 2
+    monkeypatch.setattr(learn_caps, "MAX_SITE_ENTRIES", cap)
+    cleaner = SiteCleaner(**FAST).fit(site_pages, n_jobs=2)
+    assert cleaner.fit_status == "full"
+    assert 0 < cleaner.model_full_pages == cleaner.skipped_pages
+    assert cleaner.n_pages + cleaner.model_full_pages == len(site_pages)
+    # learning more finds the model full too
+    cleaner.partial_fit("<html><body><p>Another short page.</p></body></html>")
+    assert cleaner.model_full_pages > 0 and cleaner.n_pages + cleaner.model_full_pages == len(site_pages) + 1
