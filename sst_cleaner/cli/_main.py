@@ -272,6 +272,11 @@ def _run(args) -> int:
             print(f"sst-cleaner: cannot write {args.model}: {exc}", file=sys.stderr)
             return EXIT_MODEL
         print(f"learnt {cleaner.n_pages} pages -> {args.model}", file=sys.stderr)
+        if cleaner.model_full_pages:
+            print(
+                f"sst-cleaner: the site model is full (its entry cap): {cleaner.model_full_pages} pages not learnt",
+                file=sys.stderr,
+            )
         return EXIT_PAGE_ERRORS if errors else EXIT_OK
     if args.command == "site":
         cleaners = _fit_sites(pages, args.method, args.jobs)

@@ -47,13 +47,15 @@ _PROBE_PAGE = (
 
 class FitOutcome(NamedTuple):
     """One shard's learning: the fitted method (or, from a worker process, its
-    ``shard_state()``), pages skipped, whether it finished within the budget, and the
-    seconds (budget clock) it took."""
+    ``shard_state()``), pages skipped, whether it finished within the budget, the
+    seconds (budget clock) it took, and of the skipped pages those not learnt because
+    the model was full."""
 
     model: Any
     skipped: int
     ok: bool
     seconds: float
+    full: int = 0
 
 
 def _fit_pages(method: str, params: dict, limits: Limits, inputs: list) -> FitOutcome:
@@ -89,7 +91,9 @@ def _fit_pages(method: str, params: dict, limits: Limits, inputs: list) -> FitOu
             seq.disarm()
         skipped += seq.not_read
         break
-    return FitOutcome(impl, skipped, ok, budget_clock() - start)
+    # a full model refused the page it stopped at, and read none after it
+    full = seq.not_read + 1 if ok and getattr(impl, "full", False) else 0
+    return FitOutcome(impl, skipped + (1 if full else 0), ok, budget_clock() - start, full)
 
 
 def _fit_shard_for_merge(method: str, params: dict, limits: Limits, inputs: list) -> FitOutcome:
@@ -125,8 +129,12 @@ class SiteCleaner:
         #: pages not learnt from because the site's build budget, or the page's own
         #: time budget, was spent
         self.skipped_pages = 0
-        #: "ok", "partial" (some pages skipped) or "over_budget" (fit interrupted: unfitted)
+        #: "ok", "partial" (some pages skipped), "full" (the site model reached its entry
+        #: cap, see _learn_caps: the pages after it were not learnt) or "over_budget"
+        #: (fit interrupted: unfitted)
         self.fit_status = "ok"
+        #: of ``skipped_pages``, those not learnt because the site model was full
+        self.model_full_pages = 0
         #: pages not learnt because the model had learnt them already
         self.duplicate_pages = 0
 
@@ -159,6 +167,10 @@ class SiteCleaner:
         A page given twice (the same canonical URL, URL or content, see
         :mod:`~sst_cleaner.engine._learnt`) is learnt once (the others are counted in
         ``duplicate_pages``).
+
+        A site model that reaches its entry cap (:mod:`~sst_cleaner.engine._learn_caps`)
+        learns no more: the page that did not fit and the pages after it are not read
+        (counted in ``skipped_pages`` and ``model_full_pages``, ``fit_status == "full"``).
         """
         jobs = check_n_jobs(n_jobs)
         with gc_paused():
@@ -204,7 +216,14 @@ class SiteCleaner:
         self.duplicate_pages = duplicates
         self.build_seconds = sum(o.seconds for o in outcomes)
         self.skipped_pages = sum(o.skipped for o in outcomes)
-        self.fit_status = "over_budget" if not ok else ("partial" if self.skipped_pages else "ok")
+        self.model_full_pages = sum(o.full for o in outcomes) if ok else 0
+        if self.model_full_pages:
+            impl.full = True  # a shard's model was: partial_fit learns no more either
+        self.fit_status = (
+            "over_budget"
+            if not ok
+            else ("full" if self.model_full_pages else "partial" if self.skipped_pages else "ok")
+        )
         return self
 
     def has_learnt(self, page: PageInput, url: Optional[str] = None) -> bool:
@@ -226,7 +245,9 @@ class SiteCleaner:
         a page of ``fit`` (a page that overruns it is not learnt) and the update itself is
         bounded by the caps of :mod:`~sst_cleaner.engine._learn_caps`; the model is never left
         holding half a page. Other methods' ``partial_fit`` is not interrupted; the page
-        caps bound its cost.
+        caps bound its cost. Once the model is full (its entry cap), pages are not even
+        parsed (counted in ``skipped_pages`` and ``model_full_pages``, ``fit_status``
+        "full").
         """
         key = key or page_key(page, url)
         if key in self.learnt:
@@ -235,6 +256,9 @@ class SiteCleaner:
         budget = self.limits.site_time_budget
         if budget and self.build_seconds >= budget:
             self._skipped_one()
+            return self
+        if getattr(self._impl, "full", False):  # not even parsed
+            self._skipped_one(full=True)
             return self
         start = budget_clock()
         try:
@@ -252,12 +276,16 @@ class SiteCleaner:
         finally:
             self.build_seconds += budget_clock() - start
         if not learnt:
-            self._skipped_one()
+            self._skipped_one(full=getattr(self._impl, "full", False))
         return self
 
-    def _skipped_one(self) -> None:
+    def _skipped_one(self, full: bool = False) -> None:
         self.skipped_pages += 1
-        if self.fit_status == "ok":
+        if full:
+            self.model_full_pages += 1
+            if self.fit_status in ("ok", "partial"):
+                self.fit_status = "full"
+        elif self.fit_status == "ok":
             self.fit_status = "partial"
 
     def tune(self, labeled_pages: Iterable[tuple]) -> Any:

@@ -26,10 +26,11 @@ MAX_PAGE_FEATURES = 60_000
 MAX_SITE_ENTRIES = 1_000_000
 
 
-def capped_for_learning(pa: Any) -> Any:
-    """``pa`` (a ``PageAnalysis``) cut to its first blocks and sentences within the caps;
-    ``pa`` itself when it is within them. The fingerprint is kept, so the page still
-    knows itself when it is cleaned."""
+def for_learning(pa: Any) -> tuple[Any, int]:
+    """``pa`` (a ``PageAnalysis``) cut to its first blocks and sentences within the caps
+    (``pa`` itself when it is within them), and at most how many entries learning it
+    adds (see :func:`stats_entries`). The fingerprint is kept, so the page still knows
+    itself when it is cleaned."""
     from sst_cleaner.engine.methods.sitestats.site_stats import BlockText
 
     max_sentences, max_features = MAX_PAGE_SENTENCES, MAX_PAGE_FEATURES
@@ -38,7 +39,7 @@ def capped_for_learning(pa: Any) -> Any:
         n_sent += len(b.text_info.hashes)
         n_feat += len(b.text_info.feats)
     if n_sent <= max_sentences and n_feat <= max_features:
-        return pa
+        return pa, _entries_added(n_sent, n_feat)
     kept = []
     n_sent = n_feat = 0
     for b in pa.blocks:
@@ -55,26 +56,16 @@ def capped_for_learning(pa: Any) -> Any:
         if sentences:
             kept.append(replace(b, text_info=BlockText(tuple(sentences))))
         break
-    return replace(pa, blocks=kept)
+    return replace(pa, blocks=kept), _entries_added(n_sent, n_feat)
 
 
-def page_entries(pa: Any) -> int:
-    """At most how many entries learning ``pa`` adds (see :func:`stats_entries`)."""
-    n_sent = n_feat = 0
-    for b in pa.blocks:
-        n_sent += len(b.text_info.hashes)
-        n_feat += len(b.text_info.feats)
+def _entries_added(n_sent: int, n_feat: int) -> int:
+    # each sentence: sent_df, sent_len, its node's table; each feature occurrence: S and
+    # Q of its node; and the page's fingerprint
     return 3 * n_sent + 2 * n_feat + 1
 
 
 def stats_entries(stats: Any) -> int:
     """Entries of a ``SiteStats``: its sentence tables, and per node its sentences and
-    feature sums."""
-    return (
-        len(stats.sent_df)
-        + len(stats.sent_len)
-        + len(stats.page_fps)
-        + sum(map(len, stats.node_sent.values()))
-        + sum(map(len, stats.node_S.values()))
-        + sum(map(len, stats.node_Q.values()))
-    )
+    feature sums (counted as the tables grow, so asking costs nothing)."""
+    return int(stats.entries)

@@ -322,7 +322,8 @@ class PageBudgets:
     once holds one parsed page at a time, however many it learns from (500 parsed pages
     held ~280 MB). Indexing (``pages[i]``) prepares the page again. ``keep_reading()``,
     asked before each page, ends the walk early when it says False; the pages not
-    reached are counted in :attr:`not_read`.
+    reached, then or because the method left the walk (a full model), are counted in
+    :attr:`not_read`.
     """
 
     def __init__(
@@ -339,7 +340,8 @@ class PageBudgets:
         self._token: Optional[int] = None
         self._entry: Optional[list] = None
         self._current: Optional[int] = None
-        #: pages the last walk did not reach because ``keep_reading()`` said False
+        #: pages the last walk did not hand out (``keep_reading()`` said False, or the
+        #: method stopped walking)
         self.not_read = 0
 
     def __len__(self) -> int:
@@ -349,13 +351,13 @@ class PageBudgets:
         return self._prepare(self._items[i])
 
     def __iter__(self) -> Iterator[Any]:
-        self.not_read = 0
+        self.not_read = len(self._items)
         for i, item in enumerate(self._items):
             self.disarm()
             if not self._keep_reading():
-                self.not_read = len(self._items) - i
                 return
             self._current = i
+            self.not_read -= 1
             if self._budget:
                 self._token, self._entry = _WATCHDOG.arm(self._budget)
             yield self._prepare(item)

@@ -233,9 +233,13 @@ class SiteModelStore:
         def built(result: tuple):
             if isinstance(result[0], SiteCleaner):  # fitted in a thread
                 cleaner, seconds, share = result
+                if cleaner.model_full_pages:
+                    self.inc("model_full_pages", cleaner.model_full_pages)
                 self.put(site, cleaner)
                 return seconds, share
-            seconds, share, data = result  # fitted in the site's worker: a local copy
+            seconds, share, data, full_pages = result  # fitted in the site's worker: a local copy
+            if full_pages:
+                self.inc("model_full_pages", full_pages)
 
             def keep(cleaner: SiteCleaner) -> tuple:
                 self.put(site, cleaner)

@@ -248,10 +248,11 @@ def _fallback():
 
 
 def _op_fit(site: str, pages: list) -> tuple:
-    """Fits the site's model (see :func:`fit_site`): (seconds, share, the model as ``to_dict``)."""
+    """Fits the site's model (see :func:`fit_site`): (seconds, share, the model as
+    ``to_dict``, pages not learnt because the model was full)."""
     cleaner, seconds, share = fit_site(_W["method"], _W["params"], pages)
     _W["models"].put(site, cleaner)
-    return seconds, share, cleaner.to_dict()
+    return seconds, share, cleaner.to_dict(), cleaner.model_full_pages
 
 
 def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Optional[int]:

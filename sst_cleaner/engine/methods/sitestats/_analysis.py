@@ -188,12 +188,14 @@ _CONTEXT_TAGS = frozenset(
 )
 
 
-def analyse_page(page: PreparedPage, site: bool = True) -> PageAnalysis:
+def analyse_page(page: PreparedPage, site: bool = True, judged: bool = True) -> PageAnalysis:
     """Cut a page into blocks and sentences and give each block its style-path key.
 
     ``site=False``: for a page judged alone, without what only a site model reads (the
     blocks' keys, the page's fingerprint: both left empty); a site model refuses such an
-    analysis."""
+    analysis. ``judged=False``: for a page only learnt from, without what only judging
+    reads (the body's elements and their tags, texts and tails, which the walk would
+    otherwise keep, and then free, for nothing)."""
     root = page.root
     # Style paths are interned while text_blocks walks the page: the walk's state of an
     # element is its path id, ``entries[id] = (parent id, label, tag, own hint bits)``.
@@ -223,8 +225,8 @@ def analyse_page(page: PreparedPage, site: bool = True) -> PageAnalysis:
     prefixes: dict = {}  # see _path_info
     infos: list[BlockInfo] = []
     elements: list = []
-    nodes: tuple[list, list, list] = ([], [], [])
-    for blk in text_blocks(root, annotate, elements, nodes):
+    nodes: Optional[tuple[list, list, list]] = ([], [], []) if judged else None
+    for blk in text_blocks(root, annotate, elements if judged else None, nodes):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue

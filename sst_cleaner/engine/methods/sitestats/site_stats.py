@@ -69,7 +69,16 @@ class SiteStats:
         self.node_sent: dict[str, dict[str, int]] = {}
         self.node_S: dict[str, dict[str, float]] = {}  # feature -> sum_j tf_ij
         self.node_Q: dict[str, dict[str, float]] = {}  # feature -> sum_j tf_ij ln tf_ij, if != 0
+        #: entries of the per-node tables (node_sent, node_S, node_Q) together, kept as
+        #: they grow: summing them per page learnt made learning quadratic in the site
+        self.node_entries = 0
         self._share_cache: dict[str, float] = {}
+
+    @property
+    def entries(self) -> int:
+        """Entries (dict keys) of every table together, what the site model's cap counts
+        (see :mod:`~sst_cleaner.engine._learn_caps`)."""
+        return len(self.sent_df) + len(self.sent_len) + len(self.page_fps) + self.node_entries
 
     # -- learning ---------------------------------------------------------------
     def add(self, pa: PageAnalysis) -> None:
@@ -93,16 +102,21 @@ class SiteStats:
         _count_elements(self.sent_df, set().union(*node_sents.values()))
         _count_elements(self.node_df, node_sents)
         node_sent, node_S, node_Q, log = self.node_sent, self.node_S, self.node_Q, math.log
+        grown = 0  # entries the page adds to its nodes' tables
         for key, hs in node_sents.items():
             d = node_sent.get(key)
             if d is None:
                 d = node_sent[key] = {}
+            grown -= len(d)
             _count_elements(d, hs)
+            grown += len(d)
             S = node_S.get(key)
             if S is None:
                 S = node_S[key] = {}
             feats = node_feats[key]
+            grown -= len(S)
             _count_elements(S, chain.from_iterable(feats))  # S += tf, in C
+            grown += len(S)
             # the page's own tf, for Q: counting the occurrences a second time in C is
             # cheaper than adding tf into S with a Python loop
             tf: dict[str, int] = {}
@@ -111,9 +125,12 @@ class SiteStats:
                 Q = node_Q.get(key)
                 if Q is None:
                     Q = node_Q[key] = {}
+                grown -= len(Q)
                 for f, c in tf.items():
                     if c > 1:
                         Q[f] = Q.get(f, 0.0) + c * log(c)
+                grown += len(Q)
+        self.node_entries += grown
         self._share_cache.clear()
 
     def merge(self, other: "SiteStats") -> None:
@@ -138,8 +155,11 @@ class SiteStats:
                 mine = mine_by_node.get(key)  # type: ignore[assignment]
                 if mine is None:
                     mine_by_node[key] = theirs
+                    self.node_entries += len(theirs)
                 else:
+                    self.node_entries -= len(mine)
                     _add_counts(mine, theirs)
+                    self.node_entries += len(mine)
         self._share_cache.clear()
 
     # -- evidence for one page ------------------------------------------------------
@@ -197,6 +217,7 @@ class SiteStats:
             q = {str(f): float(v[1]) for f, v in d.items() if float(v[1]) != 0.0}
             if q:
                 obj.node_Q[str(k)] = q
+        obj.node_entries = sum(len(d) for tables in (obj.node_sent, obj.node_S, obj.node_Q) for d in tables.values())
         return obj
 
 
@@ -204,6 +225,8 @@ class SiteStatsModel:
     """What every method built on :class:`SiteStats` shares: learning is adding pages."""
 
     stats: SiteStats
+    #: the site model reached its entry cap (a page was refused): it reads no more pages
+    full = False
 
     @property
     def n_pages(self) -> int:
@@ -211,8 +234,10 @@ class SiteStatsModel:
 
     def fit(self, pages: list[PreparedPage]) -> None:
         self.stats = SiteStats()
+        self.full = False
         for p in pages:
-            self.apply_page(analyse_page(p))
+            if not self.apply_page(analyse_page(p, judged=False)):
+                break  # full: the pages left are not read (SiteCleaner counts them)
 
     def partial_fit(self, page: PreparedPage) -> None:
         self.apply_page(self.prepare_page(page))
@@ -220,15 +245,16 @@ class SiteStatsModel:
     # partial_fit in two steps, so that SiteCleaner can bound it: the analysis touches no
     # model state and may be interrupted; the update is small by construction (learn_caps)
     def prepare_page(self, page: PreparedPage) -> PageAnalysis:
-        return analyse_page(page)
+        return analyse_page(page, judged=False)
 
     def apply_page(self, pa: PageAnalysis) -> bool:
         """Learn an analysed page, within the per-page caps; False (nothing learnt) when
         the site model is full."""
         from sst_cleaner.engine import _learn_caps as learn_caps
 
-        pa = learn_caps.capped_for_learning(pa)
-        if learn_caps.stats_entries(self.stats) + learn_caps.page_entries(pa) > learn_caps.MAX_SITE_ENTRIES:
+        pa, adds = learn_caps.for_learning(pa)
+        if learn_caps.stats_entries(self.stats) + adds > learn_caps.MAX_SITE_ENTRIES:
+            self.full = True
             return False
         self.stats.add(pa)
         return True
