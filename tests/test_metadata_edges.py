@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import time
 
+from conftest import crawl_in_subprocess, sst_stat
+
 from sst_cleaner import SiteCleaner
 from sst_cleaner.cli import main as cli_main
 
@@ -117,3 +119,36 @@ def test_metadata_is_read_within_the_page_time_budget():
     assert result.metadata["authors"] == [] and result.metadata["title"] == "Harbour news"
     assert result.metadata_dropped == 8
     assert SiteCleaner().clean(page('<meta name="author" content="Ann Lee">')).metadata["authors"] == ["Ann Lee"]
+
+
+def _hostile_crawl(tmp_path, demo_server, name: str, **settings) -> dict:
+    settings = {
+        "SST_METHOD": "default",
+        "SST_SOURCE_FIELD": "html",
+        "SST_METADATA_FIELD": "metadata",
+        **settings,
+    }
+    return crawl_in_subprocess(
+        tmp_path, name, url=demo_server.url, kinds=["hostile_meta"], settings=settings, max_pages=6
+    )
+
+
+def test_crawl_items_keep_their_text_when_metadata_cannot_be_read(demo_server, tmp_path):
+    result = _hostile_crawl(tmp_path, demo_server, "hostile-meta")
+    items = [r for r in result["received"] if r["expect"]]
+    assert items
+    for r in items:
+        assert r["status"] != "error" and r["expect"] in r["text"]
+        assert r["metadata"]["published"] is None and r["metadata"]["canonical_url"] is None
+        assert r["metadata"]["title"] == "Harbour"
+    assert sst_stat(result, "metadata_fields_dropped") >= 2 * len(items)
+
+
+def test_crawl_items_keep_their_text_when_the_metadata_reader_fails(demo_server, tmp_path):
+    result = _hostile_crawl(tmp_path, demo_server, "broken-meta", SST_WORKER_INIT="test_scrapy_runner.break_metadata")
+    items = [r for r in result["received"] if r["expect"]]
+    assert items
+    for r in items:
+        assert r["status"] != "error" and r["expect"] in r["text"]
+        assert r["metadata"]["authors"] == [] and r["metadata"]["title"] == "Harbour"
+    assert sst_stat(result, "metadata_fields_dropped") == 8 * len(items)  # every field, counted
