@@ -1,6 +1,6 @@
 """The fuzzer's metadata cases: pages whose metadata is hostile (dates that overflow or
-are no dates, URLs that do not parse, JSON-LD that is deep, huge, wrongly typed or
-cyclic in shape, floods of ``<meta>``/``<time>``/author marks, values of megabytes), and
+are no dates, URLs that do not parse, JSON-LD that is deep, wide, cut or wrongly
+typed, floods of ``<meta>``/``<time>``/author marks, values of megabytes), and
 the check every case's metadata must pass (see :mod:`sst_cleaner.tools.fuzz`).
 """
 
