@@ -82,6 +82,18 @@ def make_item(kind: str, item_id: str, url: str) -> Any:
             "expect": sentence,
             "html": f"<html><body><div><p>{sentence}</p></div></body></html>",
         }
+    if kind == "hostile_meta":  # its HTML's metadata cannot be read (tests/test_metadata_edges.py)
+        sentence = f"The harbour story of {url.rsplit('/', 1)[-1]} keeps its text whatever its metadata holds."
+        head = (
+            '<meta name="date" content="1 Jan 99999999999999999999 00:00:00 +0000">'
+            '<meta property="og:url" content="http://[x/"><link rel="canonical" href="http://[x/">'
+        )
+        return {
+            "id": item_id,
+            "url": url,
+            "expect": sentence,
+            "html": f"<html><head><title>Harbour</title>{head}</head><body><div><p>{sentence}</p></div></body></html>",
+        }
     if kind == "status":
         return StatusItem(id=item_id, url=url)
     if kind == "notext":
@@ -216,6 +228,17 @@ def register_crashing_method() -> None:
                 else:
                     os._exit(70)
             return super().clean(page)
+
+
+def break_metadata() -> None:
+    """SST_WORKER_INIT of tests/test_metadata_edges.py: reading any page's metadata raises
+    in this worker, as a bug in it would."""
+    from sst_cleaner.engine import _metadata
+
+    def broken(page: Any) -> Any:
+        raise RuntimeError("injected metadata failure")
+
+    _metadata.read_metadata = broken
 
 
 class RecordPipeline:

@@ -335,6 +335,8 @@ class SiteCleaner:
                 result.status = "truncated"
             result.text = rewrite_text(result.text, result.blocks, page)
         result.page = page
+        if budget:
+            result.time_left = budget - (budget_clock() - start)
         page.forget_steps()  # before the collector resumes (see PreparedPage.forget_steps)
         if not isinstance(html, PreparedPage):
             result.source = html

@@ -26,6 +26,7 @@ from typing import AnyStr, Optional, Union
 from lxml import etree
 
 from sst_cleaner.engine._attr_cap import _cap_attributes, attribute_cap
+from sst_cleaner.engine._head import body_jsonld, detach_head
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 from sst_cleaner.engine._stray_tags import drop_stray_document_tags
 from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks, count_elements
@@ -219,13 +220,36 @@ class PreparedPage:
 
     ``root`` is the BODY element of the cleaned tree (the paper's virtual root sits above
     it conceptually: methods that need one create it in their own structures), ``title``
-    the document title, ``url`` where the page came from (may be None).
+    the document title, ``url`` where the page came from (may be None); ``head`` and
+    ``scripts`` (and ``markup``) are what its metadata is read from (see
+    :mod:`~sst_cleaner.engine._head`).
     """
 
-    __slots__ = ("root", "tree", "title", "url", "truncated", "dropped_elements", "_paths", "_steps", "_by_path")
+    __slots__ = (
+        "root",
+        "tree",
+        "title",
+        "url",
+        "truncated",
+        "dropped_elements",
+        "head",
+        "scripts",
+        "markup",
+        "_paths",
+        "_steps",
+        "_by_path",
+    )
 
     def __init__(
-        self, root: etree._Element, title: str, url: Optional[str], truncated: bool = False, dropped_elements: int = 0
+        self,
+        root: etree._Element,
+        title: str,
+        url: Optional[str],
+        truncated: bool = False,
+        dropped_elements: int = 0,
+        head: Optional[etree._Element] = None,
+        scripts: tuple = (),
+        markup: str = "",
     ):
         self.root = root
         self.tree = root.getroottree()
@@ -235,6 +259,12 @@ class PreparedPage:
         self.truncated = truncated
         #: elements removed or flattened by the element / depth caps
         self.dropped_elements = dropped_elements
+        #: the page's <head>, detached before cleaning, and its body's JSON-LD scripts
+        self.head = head
+        self.scripts = scripts
+        #: the markup as parsed (not copied: the parse's own string), which the metadata
+        #: searches before walking the tree for what few pages have
+        self.markup = markup
         self._paths: dict = {}
         self._steps: dict = {}
         self._by_path: Optional[dict] = None
@@ -411,6 +441,8 @@ def parse_html(
     title_el = _first_title(doc)
     if title_el is not None:
         title = normalize_space("".join(title_el.itertext()))
+    # the metadata's sources, before the head and the scripts are dropped
+    head, scripts = detach_head(doc), body_jsonld(doc, html)
     # invisible subtrees first (C-level), so that the caps count what a reader sees
     etree.strip_elements(doc, *INVISIBLE_TAGS, with_tail=False)
     etree.strip_tags(doc, *VOID_MISPARSED_TAGS)
@@ -432,7 +464,9 @@ def parse_html(
     body = doc.find("body")
     if body is None:
         body = etree.SubElement(doc, "body")
-    return PreparedPage(body, title, url, truncated=truncated, dropped_elements=dropped)
+    return PreparedPage(
+        body, title, url, truncated=truncated, dropped_elements=dropped, head=head, scripts=scripts, markup=html
+    )
 
 
 def as_page(

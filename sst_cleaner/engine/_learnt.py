@@ -20,7 +20,9 @@ import hashlib
 import re
 from collections import OrderedDict
 from typing import Any, Iterable, Optional
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urldefrag, urlsplit
+
+from sst_cleaner.engine._metadata import absolute_url
 
 #: keys kept per model (a crawl learns at most SST_MAX_MODEL_PAGES pages per site)
 MAX_LEARNT = 10_000
@@ -51,10 +53,8 @@ def canonical_url(html: bytes, url: Optional[str] = None) -> Optional[str]:
         href = raw.encode("latin-1").decode("utf-8", "replace").strip()
         if not href:
             continue
-        try:
-            return urldefrag(urljoin(url, href) if url else href)[0]
-        except ValueError:
-            return None
+        absolute = absolute_url(href, url)  # resolved as the metadata's canonical_url is
+        return urldefrag(absolute)[0] if absolute is not None else None
     return None
 
 

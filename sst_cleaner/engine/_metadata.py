@@ -13,31 +13,67 @@ OpenGraph (what social sites read), then plain ``<meta>`` names and the document
 ``2024-03-01T09:30:00+01:00``); a date string that cannot be read is left out rather
 than guessed.
 
-The page is untrusted: JSON-LD scripts are size-capped and parsed as plain JSON, walks
-over them are bounded, and nothing here raises on bad markup.
+It is read from the page as parsed for cleaning (:class:`~sst_cleaner.engine._dom.PreparedPage`:
+its cleaned body, and the head and JSON-LD scripts set aside before cleaning, see
+:mod:`~sst_cleaner.engine._head`), so every cap of the page holds here too. The page is
+untrusted, and metadata never costs a page its text:
+
+* every field's value is capped (:data:`FIELD_CAPS`): text fields are cut at their cap;
+  a URL, a language tag or an author name longer than its cap is dropped;
+* a value that cannot be read (a date that is no date or out of range, a URL that does
+  not parse, a value of the wrong type) is dropped and the next source is asked; so is
+  a value whose reading raised anything at all. Each is counted (:class:`Metadata`
+  ``.dropped``);
+* at most :data:`MAX_HEAD_ELEMENTS` elements of the head, :data:`MAX_BODY_ELEMENTS`
+  ``<meta>``/``<link>``/``<time>`` of the body, :data:`MAX_JSONLD_SCRIPTS` JSON-LD scripts
+  of at most :data:`MAX_JSONLD_CHARS` characters in all (parsed as plain JSON) and
+  :data:`MAX_JSONLD_NODES` of their objects are read; attribute values are read up to
+  :data:`MAX_VALUE_CHARS` characters.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
-from datetime import datetime, timezone
+from collections import deque
+from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any, Iterator, Optional, Union
-from urllib.parse import urljoin
+from itertools import islice
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Union
+from urllib.parse import urljoin, urlsplit
 
-from parsel import Selector
+from sst_cleaner.engine._dom import PreparedPage, as_page, normalize_space
 
-from sst_cleaner.engine._dom import decode_html, normalize_space
+logger = logging.getLogger(__name__)
 
 FIELDS = ("title", "authors", "published", "modified", "language", "canonical_url", "site_name", "description")
 
-#: JSON-LD scripts longer than this are skipped (real ones are a few kB)
-MAX_JSONLD_CHARS = 1_000_000
+#: the longest value kept per field, in characters (per name for ``authors``). Titles,
+#: descriptions and site names are cut at their cap; a longer URL, language tag or name
+#: is no such thing, and is dropped. Dates are short by construction.
+FIELD_CAPS = {
+    "title": 1_000,
+    "description": 2_000,
+    "site_name": 300,
+    "language": 35,  # BCP 47's longest tag in practice
+    "canonical_url": 4_096,
+    "authors": 200,
+}
+#: author names kept
+MAX_AUTHORS = 20
+#: characters of one attribute value or JSON-LD string read (a field's cap is applied
+#: after spaces are collapsed: this bounds that work)
+MAX_VALUE_CHARS = 16_000
+#: elements of the head read, and ``<meta>``/``<link>``/``<time>`` elements of the body
+MAX_HEAD_ELEMENTS = 2_000
+MAX_BODY_ELEMENTS = 2_000
+#: ``<meta>`` elements with a ``content`` read (head, then body), as before
+MAX_METAS = 500
+#: JSON-LD: characters parsed in all (real scripts are a few kB), scripts read, objects visited
+MAX_JSONLD_CHARS = 250_000
 MAX_JSONLD_SCRIPTS = 20
-#: JSON-LD objects visited per page (``@graph`` lists can be long; hostile ones longer)
 MAX_JSONLD_NODES = 2_000
-MAX_PAGE_CHARS = 5_000_000
 
 _ARTICLE_TYPES = re.compile(
     r"article|posting|report|review|recipe|webpage|creativework|"
@@ -46,149 +82,332 @@ _ARTICLE_TYPES = re.compile(
 )
 
 
+class Metadata(NamedTuple):
+    """The fields (see the module docstring) and how many values were dropped."""
+
+    fields: dict
+    dropped: int
+
+
+def empty_fields() -> dict:
+    out: dict = dict.fromkeys(FIELDS)
+    out["authors"] = []
+    return out
+
+
 def extract_metadata(
-    html: Union[str, bytes, tuple, None], url: Optional[str] = None, encoding: Optional[str] = None
+    html: Union[str, bytes, tuple, PreparedPage, None], url: Optional[str] = None, encoding: Optional[str] = None
 ) -> dict:
     """The metadata of one page (see the module docstring). ``html`` may be a str,
-    bytes, or the ``(url, html)`` / ``(url, bytes, encoding)`` tuples ``SiteCleaner``
-    takes."""
-    if isinstance(html, tuple):
-        url, html, encoding = (html + (None,))[:3] if len(html) == 2 else html
-    if isinstance(html, bytes):
-        html = decode_html(html[:MAX_PAGE_CHARS], encoding)
-    out: dict = {f: None for f in FIELDS}
-    out["authors"] = []
-    if not isinstance(html, str) or not html.strip():
-        return out
+    bytes, a :class:`PreparedPage`, or the ``(url, html)`` / ``(url, bytes, encoding)``
+    tuples ``SiteCleaner`` takes; it is parsed within the default limits."""
+    if html is None or (isinstance(html, (str, bytes)) and not html.strip()):
+        return empty_fields()
+    if isinstance(html, tuple) and len(html) == 2:
+        html = (html[0], html[1], encoding)
     try:
-        sel = Selector(text=html[:MAX_PAGE_CHARS].replace("\x00", ""), type="html")
-    except Exception:  # parsel/lxml refuse some inputs outright: no metadata
-        return out
-    sources = [_from_jsonld(sel), _from_opengraph(sel), _from_meta(sel), _from_document(sel)]
+        page = as_page(html if isinstance(html, (tuple, PreparedPage)) else (url, html, encoding))
+    except (TypeError, ValueError):
+        return empty_fields()
+    return read_metadata(page).fields
+
+
+def read_metadata(page: PreparedPage) -> Metadata:
+    """The metadata of a page as parsed for cleaning. Never raises (but a time budget's
+    ``BaseException``): a value that cannot be read is dropped and counted."""
+    reading = _Reading(page)
+    out = empty_fields()
+    sources = (reading.jsonld, reading.opengraph, reading.meta, reading.document)
     for name in FIELDS:
-        for src in sources:
-            value = src.get(name)
+        for source in sources:
+            value = reading.value(name, source)
             if value:
                 out[name] = value
                 break
-    if out["canonical_url"] and url:
-        out["canonical_url"] = urljoin(url, out["canonical_url"])
-    return out
+    return Metadata(out, reading.dropped)
 
 
-# -- JSON-LD ------------------------------------------------------------------------------
+class _Reading:
+    """One page's metadata being read: its sources, made when first asked for, and the
+    values dropped so far."""
 
+    def __init__(self, page: PreparedPage):
+        self.page = page
+        self.dropped = 0
+        self._sources: dict = {}
+        self._metas: Optional[dict] = None
+        self._elements: Optional[dict] = None
 
-def _jsonld_nodes(sel: Selector) -> Iterator[dict]:
-    seen = 0
-    for raw in sel.xpath('//script[contains(translate(@type, "LDJSON", "ldjson"), "ld+json")]/text()').getall()[
-        :MAX_JSONLD_SCRIPTS
-    ]:
-        if len(raw) > MAX_JSONLD_CHARS:
-            continue
+    def value(self, name: str, source: Callable[[], dict]) -> Any:
+        """The field ``name`` from ``source``, checked and capped; None if it has none."""
         try:
-            data = json.loads(raw.strip().rstrip(";"))
-        except (ValueError, RecursionError):
+            got = self._sources.get(source.__name__)
+            if got is None:
+                self._sources[source.__name__] = {}  # a source that raises is asked once
+                got = self._sources[source.__name__] = source()
+            getter = got.get(name)
+            return self._checked(name, getter() if getter is not None else None)
+        except Exception as exc:  # anything at all: the field is dropped, never the page
+            self.dropped += 1
+            logger.debug("metadata field %s dropped: %r", name, exc)
+            return None
+
+    def _checked(self, name: str, value: Any) -> Any:
+        if value is None or value == "" or value == []:
+            return None
+        if name == "authors":
+            names = [a for a in value if isinstance(a, str) and a and len(a) <= FIELD_CAPS["authors"]]
+            self.dropped += len(value) - len(names)
+            return names[:MAX_AUTHORS]
+        if not isinstance(value, str):
+            self.dropped += 1
+            return None
+        if name == "canonical_url":
+            value = absolute_url(value, self.page.url)
+        cap = FIELD_CAPS.get(name)
+        if value is None or (cap is not None and len(value) > cap and name in ("language", "canonical_url")):
+            self.dropped += 1
+            return None
+        return value[:cap].rstrip() if cap is not None else value
+
+    def date(self, value: Optional[str]) -> Optional[str]:
+        """``value`` as an ISO date (see :func:`parse_date`); an unreadable one is counted."""
+        if not value:
+            return None
+        iso = parse_date(value)
+        if iso is None:
+            self.dropped += 1
+        return iso
+
+    # -- what the sources read -------------------------------------------------------
+    def elements(self, tag: str) -> list:
+        """The ``<meta>``, ``<link>``, ``<time>`` or ``<script>`` elements read, in document
+        order: of the head (every kind), then of the body (no scripts: they are set aside
+        as text), each part capped."""
+        if self._elements is None:
+            page = self.page
+            found: dict = {"meta": [], "link": [], "time": [], "script": []}
+            if page.head is not None:
+                for el in islice(page.head.iter("meta", "link", "time", "script"), MAX_HEAD_ELEMENTS):
+                    found[el.tag].append(el)
+            for el in islice(page.root.iter("meta", "link", "time"), MAX_BODY_ELEMENTS):
+                found[el.tag].append(el)
+            self._elements = found
+        return self._elements[tag]
+
+    def metas(self) -> dict:
+        """``<meta>`` contents by lower-cased ``property``/``name``/``itemprop``/``http-equiv``,
+        the first one wins."""
+        if self._metas is None:
+            out: dict = {}
+            metas = (el for el in self.elements("meta") if el.get("content") is not None)
+            for m in islice(metas, MAX_METAS):
+                content = _text(m.get("content"))
+                if not content:
+                    continue
+                for attr in ("property", "name", "itemprop", "http-equiv"):
+                    key = (m.get(attr) or "")[:200].strip().lower()
+                    if key and key not in out:
+                        out[key] = content
+            self._metas = out
+        return self._metas
+
+    # -- the sources, in the order of trust: each maps a field to how it is read -----------
+    def jsonld(self) -> dict:
+        main: Optional[dict] = None
+        site: Optional[dict] = None
+        for node in _jsonld_nodes(self._scripts()):
+            types = _types(node).lower()
+            if main is None and _ARTICLE_TYPES.search(types) and "website" not in types:
+                main = node
+            if site is None and "website" in types:
+                site = node
+        out: dict = {}
+        if main is not None:
+            m = main
+            out["title"] = lambda: _str(m.get("headline")) or _str(m.get("name"))
+            out["authors"] = lambda: _names(m.get("author")) or _names(m.get("creator"))
+            out["published"] = lambda: self.date(_str(m.get("datePublished")) or _str(m.get("dateCreated")))
+            out["modified"] = lambda: self.date(_str(m.get("dateModified")))
+            out["language"] = lambda: _str(m.get("inLanguage"))
+            out["description"] = lambda: _str(m.get("description"))
+            out["site_name"] = lambda: next(iter(_names(m.get("publisher"))), None)
+        if site is not None:
+            s, publisher = site, out.get("site_name")
+            out["site_name"] = lambda: _str(s.get("name")) or (publisher() if publisher else None)
+            language = out.get("language")
+            out["language"] = lambda: (language() if language else None) or _str(s.get("inLanguage"))
+        return out
+
+    def _scripts(self) -> Iterator[str]:
+        """The JSON-LD scripts' text: the head's, then the body's."""
+        for el in self.elements("script"):
+            if "ld+json" in (el.get("type") or "").lower() and el.text:
+                yield el.text
+        yield from self.page.scripts
+
+    def opengraph(self) -> dict:
+        m = self.metas()
+        return {
+            "title": lambda: m.get("og:title"),
+            "site_name": lambda: m.get("og:site_name"),
+            "description": lambda: m.get("og:description"),
+            "canonical_url": lambda: m.get("og:url"),
+            "published": lambda: self.date(m.get("article:published_time")),
+            "modified": lambda: self.date(m.get("article:modified_time") or m.get("og:updated_time")),
+            # article:author is often a profile URL, which is not a name
+            "authors": lambda: [a] if (a := m.get("article:author")) and not _is_web_url(a) else [],
+            "language": lambda: (m.get("og:locale") or "").replace("_", "-") or None,
+        }
+
+    def meta(self) -> dict:
+        m = self.metas()
+        return {
+            "title": lambda: m.get("twitter:title") or m.get("title") or m.get("dc.title"),
+            "description": lambda: m.get("description") or m.get("twitter:description"),
+            "authors": lambda: _meta_authors(m),
+            "published": lambda: next((d for d in (self.date(m.get(k)) for k in _META_DATES) if d), None),
+            "modified": lambda: next((d for d in (self.date(m.get(k)) for k in _META_MODIFIED) if d), None),
+            "language": lambda: m.get("content-language") or m.get("language") or m.get("dc.language"),
+            "site_name": lambda: m.get("application-name") or m.get("twitter:site:name"),
+        }
+
+    def document(self) -> dict:
+        page = self.page
+        return {
+            "title": lambda: page.title or None,
+            "language": lambda: _text(_html_lang(page)) or None,
+            "canonical_url": lambda: _text(next(_canonical_links(self.elements("link")), "")) or None,
+            "authors": lambda: _names(_author_texts(page.root)) if _marks_author(page.markup) else [],
+            "published": lambda: self._time_published(),
+            "modified": lambda: self.date(_first_datetime(self.elements("time"), _is_modified)),
+        }
+
+    def _time_published(self) -> Optional[str]:
+        times = self.elements("time")
+        for rule in (_is_published, _is_pubdate, _is_classed, _any_time):
+            found = self.date(_first_datetime(times, rule))
+            if found:
+                return found
+        return None
+
+
+# -- reading values ------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    """``value`` (a str) with spaces collapsed, read up to :data:`MAX_VALUE_CHARS`. A lone
+    surrogate (JSON-LD's ``"\\ud800"``) becomes "?": the value must encode as UTF-8
+    wherever it is written."""
+    if not isinstance(value, str):
+        return ""
+    value = value[:MAX_VALUE_CHARS]
+    if not value.isascii():
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return normalize_space(value)
+
+
+def _is_web_url(value: str) -> bool:
+    return value.startswith(("http://", "https://"))
+
+
+def absolute_url(href: str, base: Optional[str]) -> Optional[str]:
+    """``href`` made absolute against ``base`` (when there is one); None if either does
+    not parse as a URL (``http://[x/``)."""
+    try:
+        url = urljoin(base, href) if base else href
+        urlsplit(url)
+    except ValueError:
+        return None
+    return url
+
+
+def _html_lang(page: PreparedPage) -> Optional[str]:
+    html = page.root.getparent()
+    if html is None:
+        return None
+    return html.get("lang") or html.get("xml:lang")
+
+
+def _canonical_links(elements: list) -> Iterator[str]:
+    for el in elements:
+        if "canonical" in (el.get("rel") or "")[:200].split():
+            href = el.get("href")
+            if href is not None:
+                yield href
+
+
+def _author_texts(root: Any, limit: int = 3) -> list[str]:
+    """The first ``limit`` text nodes inside elements marked ``rel="author"`` or
+    ``itemprop="author"``, in document order (each node once when marked elements nest).
+    A walk that stops at the first ones: selecting every marked element and then their
+    text in XPath merges node sets quadratically (100,000 marked elements: minutes)."""
+    texts: list[str] = []
+    taken: set = set()
+    for el in root.iter():
+        if el.get("rel") != "author" and el.get("itemprop") != "author":
             continue
-        todo = [data]
-        while todo and seen < MAX_JSONLD_NODES:
-            node = todo.pop(0)
-            seen += 1
-            if isinstance(node, list):
-                todo.extend(node)
-            elif isinstance(node, dict):
-                yield node
-                graph = node.get("@graph")
-                if isinstance(graph, list):
-                    todo.extend(graph)
+        if taken and any(a in taken for a in el.iterancestors()):
+            continue  # its text is its marked ancestor's
+        taken.add(el)
+        for text in el.itertext():
+            texts.append(text)
+            if len(texts) == limit:
+                return texts
+    return texts
 
 
-def _types(node: dict) -> str:
-    t = node.get("@type")
-    return " ".join(x for x in (t if isinstance(t, list) else [t]) if isinstance(x, str))
+#: what precedes a ``rel``/``itemprop`` value (attribute names are read in any case, as
+#: the parser does)
+_ATTR_BEFORE = re.compile(r"""(?:rel|itemprop)\s*=\s*["']?$""", re.I)
+#: occurrences of "author" looked at before the tree is searched anyway
+_MAX_AUTHOR_MARKS = 1_000
 
 
-def _names(value: Any, limit: int = 20) -> list[str]:
-    """Names out of a JSON-LD person/organisation value (a string, an object with a
-    ``name``, or a list of them)."""
-    items = value if isinstance(value, list) else [value]
-    out: list[str] = []
-    for item in items[:limit]:
-        if isinstance(item, dict):
-            item = item.get("name")
-            if isinstance(item, list):
-                item = item[0] if item else None
-        if isinstance(item, str):
-            name = normalize_space(item)
-            if name and name not in out:
-                out.append(name)
-    return out
+def _marks_author(markup: str) -> bool:
+    """Whether ``markup`` may mark an author with ``rel="author"`` or
+    ``itemprop="author"``: the XPath that finds them walks every element of the body,
+    so the markup (found by C-level search) decides first whether it is worth it."""
+    if not markup:  # a page made without its markup: search the tree
+        return True
+    i = markup.find("author")
+    for _ in range(_MAX_AUTHOR_MARKS):
+        if i == -1:
+            return False
+        if _ATTR_BEFORE.search(markup, max(0, i - 40), i):
+            return True
+        i = markup.find("author", i + 6)
+    return True
 
 
-def _str(value: Any) -> Optional[str]:
-    if isinstance(value, list):
-        value = value[0] if value else None
-    if isinstance(value, dict):
-        value = value.get("@id") or value.get("url") or value.get("name")
-    return normalize_space(value) if isinstance(value, str) else None
+def _first_datetime(times: list, rule: Callable[[Any], bool]) -> Optional[str]:
+    """The ``datetime`` of the first ``<time>`` that has one and matches ``rule``."""
+    for el in times:
+        value = el.get("datetime")
+        if value is not None and rule(el):
+            return value
+    return None
 
 
-def _from_jsonld(sel: Selector) -> dict:
-    main: Optional[dict] = None
-    site: Optional[dict] = None
-    for node in _jsonld_nodes(sel):
-        types = _types(node)
-        if main is None and _ARTICLE_TYPES.search(types) and "website" not in types.lower():
-            main = node
-        if site is None and "website" in types.lower():
-            site = node
-    out: dict = {}
-    if main is not None:
-        out["title"] = _str(main.get("headline")) or _str(main.get("name"))
-        out["authors"] = _names(main.get("author")) or _names(main.get("creator"))
-        out["published"] = parse_date(_str(main.get("datePublished")) or _str(main.get("dateCreated")))
-        out["modified"] = parse_date(_str(main.get("dateModified")))
-        out["language"] = _str(main.get("inLanguage"))
-        out["description"] = _str(main.get("description"))
-        publisher = _names(main.get("publisher"))
-        out["site_name"] = publisher[0] if publisher else None
-    if site is not None:
-        out["site_name"] = _str(site.get("name")) or out.get("site_name")
-        out["language"] = out.get("language") or _str(site.get("inLanguage"))
-    return out
+def _is_published(el: Any) -> bool:
+    return el.get("itemprop") == "datePublished"
 
 
-# -- OpenGraph and <meta> ------------------------------------------------------------------
+def _is_modified(el: Any) -> bool:
+    return el.get("itemprop") == "dateModified"
 
 
-def _metas(sel: Selector) -> dict:
-    """``<meta>`` contents by lower-cased ``property``/``name``/``itemprop``, first wins."""
-    out: dict = {}
-    for m in sel.xpath("//meta[@content]")[:500]:
-        content = normalize_space(m.attrib.get("content", ""))
-        if not content:
-            continue
-        for attr in ("property", "name", "itemprop", "http-equiv"):
-            key = (m.attrib.get(attr) or "").strip().lower()
-            if key and key not in out:
-                out[key] = content
-    return out
+def _is_pubdate(el: Any) -> bool:
+    return el.get("pubdate") is not None
 
 
-def _from_opengraph(sel: Selector) -> dict:
-    m = _metas(sel)
-    author = m.get("article:author")
-    return {
-        "title": m.get("og:title"),
-        "site_name": m.get("og:site_name"),
-        "description": m.get("og:description"),
-        "canonical_url": m.get("og:url"),
-        "published": parse_date(m.get("article:published_time")),
-        "modified": parse_date(m.get("article:modified_time") or m.get("og:updated_time")),
-        # article:author is often a profile URL, which is not a name
-        "authors": [author] if author and not author.startswith(("http://", "https://")) else [],
-        "language": (m.get("og:locale") or "").replace("_", "-") or None,
-    }
+def _is_classed(el: Any) -> bool:
+    cls = el.get("class") or ""
+    return "publish" in cls or "posted" in cls
+
+
+def _any_time(el: Any) -> bool:
+    return True
 
 
 _META_DATES = (
@@ -210,51 +429,70 @@ _META_MODIFIED = ("datemodified", "article.updated", "dcterms.modified", "last-m
 _META_AUTHORS = ("author", "dc.creator", "citation_author", "sailthru.author", "parsely-author", "article:author")
 
 
-def _from_meta(sel: Selector) -> dict:
-    m = _metas(sel)
-    authors: list[str] = []
+def _meta_authors(m: dict) -> list[str]:
     for key in _META_AUTHORS:
         value = m.get(key)
-        if value and not value.startswith(("http://", "https://")):
+        if value and not _is_web_url(value):
             # split on separators, then strip: a pattern with spaces on both sides of
             # the separator backtracks quadratically on long runs of spaces
-            authors = [a.strip() for a in re.split(r"[,;]| and ", value) if a.strip()][:20]
-            break
-    return {
-        "title": m.get("twitter:title") or m.get("title") or m.get("dc.title"),
-        "description": m.get("description") or m.get("twitter:description"),
-        "authors": authors,
-        "published": next((d for d in (parse_date(m.get(k)) for k in _META_DATES) if d), None),
-        "modified": next((d for d in (parse_date(m.get(k)) for k in _META_MODIFIED) if d), None),
-        "language": m.get("content-language") or m.get("language") or m.get("dc.language"),
-        "site_name": m.get("application-name") or m.get("twitter:site:name"),
-    }
+            return [a.strip() for a in re.split(r"[,;]| and ", value) if a.strip()][:MAX_AUTHORS]
+    return []
 
 
-def _from_document(sel: Selector) -> dict:
-    title = normalize_space(" ".join(sel.xpath("//title[1]//text()").getall()))
-    published = None
-    for xp in (
-        '//time[@itemprop="datePublished"]/@datetime',
-        "//time[@pubdate]/@datetime",
-        '//time[contains(@class, "publish") or contains(@class, "posted")]/@datetime',
-        "//time/@datetime",
-    ):
-        published = parse_date(sel.xpath(xp).get())
-        if published:
-            break
-    modified = parse_date(sel.xpath('//time[@itemprop="dateModified"]/@datetime').get())
-    return {
-        "title": title or None,
-        "language": normalize_space(sel.xpath("/html/@lang").get() or sel.xpath("/html/@xml:lang").get() or "") or None,
-        "canonical_url": normalize_space(
-            sel.xpath('//link[contains(concat(" ", normalize-space(@rel), " "), " canonical ")]/@href').get() or ""
-        )
-        or None,
-        "authors": _names(sel.xpath('//*[@rel="author" or @itemprop="author"]//text()').getall()[:3]),
-        "published": published,
-        "modified": modified,
-    }
+# -- JSON-LD ------------------------------------------------------------------------------
+
+
+def _jsonld_nodes(scripts: Iterator[str]) -> Iterator[dict]:
+    seen = 0
+    budget = MAX_JSONLD_CHARS
+    for raw in islice(scripts, MAX_JSONLD_SCRIPTS):
+        if len(raw) > budget:
+            continue
+        budget -= len(raw)
+        try:
+            data = json.loads(raw.strip().rstrip(";"))
+        except (ValueError, RecursionError):
+            continue
+        # breadth first, never queueing more than can still be visited: a list of
+        # thousands of lists must not fill memory
+        todo = deque([data])
+        while todo and seen < MAX_JSONLD_NODES:
+            node = todo.popleft()
+            seen += 1
+            if isinstance(node, dict):
+                yield node
+                node = node.get("@graph")
+            if isinstance(node, list):
+                todo.extend(node[: max(0, MAX_JSONLD_NODES - seen - len(todo))])
+
+
+def _types(node: dict) -> str:
+    t = node.get("@type")
+    return " ".join(x[:200] for x in (t[:20] if isinstance(t, list) else [t]) if isinstance(x, str))
+
+
+def _names(value: Any, limit: int = MAX_AUTHORS) -> list[str]:
+    """Names out of a JSON-LD person/organisation value (a string, an object with a
+    ``name``, or a list of them)."""
+    items = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for item in items[:limit]:
+        if isinstance(item, dict):
+            item = item.get("name")
+            if isinstance(item, list):
+                item = item[0] if item else None
+        name = _text(item)
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _str(value: Any) -> Optional[str]:
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, dict):
+        value = value.get("@id") or value.get("url") or value.get("name")
+    return _text(value) if isinstance(value, str) else None
 
 
 # -- dates ---------------------------------------------------------------------------------
@@ -269,7 +507,7 @@ _COMPACT = re.compile(r"(\d{4})(\d{2})(\d{2})(?:T?(\d{2})(\d{2})(\d{2})?)?$")
 def parse_date(value: Optional[str]) -> Optional[str]:
     """An ISO 8601 date (``YYYY-MM-DD``) or date-time from the forms pages use (ISO,
     ``YYYY/MM/DD``, ``YYYYMMDD``, RFC 2822); None if it is none of them or not a real
-    date."""
+    date (out of range included)."""
     if not value or not isinstance(value, str):
         return None
     value = value.strip()[:64]
@@ -285,7 +523,7 @@ def parse_date(value: Optional[str]) -> Optional[str]:
         return _iso(*m.groups())
     try:
         dt = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # a year of 20 digits overflows
         return None
     return dt.isoformat() if dt.tzinfo else dt.date().isoformat()
 
@@ -312,8 +550,6 @@ def _iso(
             tz = tz.replace(":", "")
             sign = 1 if tz[0] == "+" else -1
             try:
-                from datetime import timedelta
-
                 dt = dt.replace(tzinfo=timezone(sign * timedelta(hours=int(tz[1:3]), minutes=int(tz[3:5]))))
             except ValueError:
                 return dt.date().isoformat()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from sst_cleaner.engine._text import split_sentences
+
+logger = logging.getLogger(__name__)
 
 #: block labels
 INFORMATIVE = "informative"
@@ -67,6 +70,9 @@ class CleanResult:
     #: the parsed page and the page as given, for the formats and metadata made on demand
     page: Any = field(default=None, repr=False, compare=False)
     source: Any = field(default=None, repr=False, compare=False)
+    #: seconds of the page's time budget left when cleaning ended (None: no budget);
+    #: the metadata is read within them
+    time_left: Optional[float] = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_blocks(
@@ -133,17 +139,30 @@ class CleanResult:
     @property
     def metadata(self) -> dict:
         """Title, authors, dates, language, canonical URL, site name and description
-        of the page, from its markup (see :func:`sst_cleaner.engine._metadata.extract_metadata`)."""
+        of the page, from its markup (see :mod:`sst_cleaner.engine._metadata`).
+
+        Read within what the page's time budget had left when cleaning ended
+        (:attr:`time_left`). It never raises, and never costs the result its text: a
+        value that cannot be read is dropped and counted in :attr:`metadata_dropped`;
+        if the reading fails as a whole or the budget runs out, every field is empty
+        (the title is still the page's ``title``) and all of them are counted."""
         cached = self.__dict__.get("_metadata")
         if cached is None:
-            from sst_cleaner.engine._metadata import extract_metadata
-
-            url = getattr(self.page, "url", None)
-            cached = extract_metadata(self.source, url=url) if self.source is not None else {}
+            cached, dropped = _read_metadata(self)
             if not cached.get("title") and self.title:
-                cached["title"] = self.title
+                from sst_cleaner.engine._metadata import FIELD_CAPS
+
+                cached["title"] = self.title[: FIELD_CAPS["title"]].rstrip()
             self.__dict__["_metadata"] = cached
+            self.__dict__["_metadata_dropped"] = dropped
         return cached
+
+    @property
+    def metadata_dropped(self) -> int:
+        """Metadata values dropped: unreadable, over their cap, or not read at all (see
+        :attr:`metadata`)."""
+        _ = self.metadata  # read on first use
+        return int(self.__dict__.get("_metadata_dropped", 0))
 
     @property
     def template_share(self) -> float:
@@ -153,3 +172,31 @@ class CleanResult:
             return 0.0
         noise = sum(len(b.text) for b in self.blocks if b.label != INFORMATIVE)
         return noise / total
+
+
+def _read_metadata(result: CleanResult) -> tuple[dict, int]:
+    """The metadata of ``result``'s page and the values dropped, within its time left.
+    A result without its parsed page reads the page as given, if it has it."""
+    from sst_cleaner.engine._dom import PreparedPage, as_page
+    from sst_cleaner.engine._gcpause import gc_paused
+    from sst_cleaner.engine._limits import run_with_budget
+    from sst_cleaner.engine._metadata import FIELDS, empty_fields, read_metadata
+
+    page, left = result.page, result.time_left
+    if page is None and result.source is None:
+        return {}, 0
+    if left is not None and left <= 0:
+        return empty_fields(), len(FIELDS)
+    try:
+        if not isinstance(page, PreparedPage):
+            page = None
+        # the collector paused as for a clean (see _gcpause): JSON-LD makes containers, no cycles
+        with gc_paused(join=False):
+            ok, got = run_with_budget(lambda: read_metadata(page if page is not None else as_page(result.source)), left)
+    except Exception as exc:  # never the text: the fields go, the result stays
+        logger.warning("sst-cleaner: the metadata of a page could not be read (%r); its fields are empty", exc)
+        return empty_fields(), len(FIELDS)
+    if not ok or got is None:
+        logger.info("sst-cleaner: the page's time budget ran out while its metadata was read; its fields are empty")
+        return empty_fields(), len(FIELDS)
+    return got.fields, got.dropped

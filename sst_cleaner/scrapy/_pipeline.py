@@ -260,6 +260,8 @@ class SSTPipeline:
             for waiter in waiters:
                 waiter.errback(exc)
             raise
+        if result.metadata_dropped:
+            self.store.inc("metadata_fields_dropped", result.metadata_dropped)
         status = STATUS_CLEANED if result.site_model else STATUS_FALLBACK
         if not result.site_model:
             self.store.inc("fallback_cleans")

@@ -46,7 +46,8 @@ class CleanFields(NamedTuple):
     crosses the process boundary): text, sentences and informative blocks (None when not
     asked for), the result's status, and whether the site's model (False: the page-level
     fallback) cleaned it; the Markdown, HTML and metadata when asked for (see
-    :func:`sst_cleaner.scrapy._settings.outputs_of`)."""
+    :func:`sst_cleaner.scrapy._settings.outputs_of`), and the metadata values dropped
+    (``CleanResult.metadata_dropped``)."""
 
     text: str
     sentences: Optional[list]
@@ -56,6 +57,7 @@ class CleanFields(NamedTuple):
     markdown: Optional[str] = None
     html: Optional[str] = None
     metadata: Optional[dict] = None
+    metadata_dropped: int = 0
 
 
 def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool, outputs: tuple = ()) -> CleanFields:
@@ -72,6 +74,7 @@ def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool, o
         result.as_markdown(links) if "markdown" in outputs else None,
         result.as_html(links) if "html" in outputs else None,
         dict(result.metadata) if "metadata" in outputs else None,
+        result.metadata_dropped if "metadata" in outputs else 0,
     )
 
 

@@ -16,7 +16,9 @@ and repeated, unclosed comments/scripts); deep nesting (up to 100,000); huge att
 lists and values; floods of tiny elements (up to millions); lying and mixed charsets;
 NUL bytes and lone surrogates; RTL, CJK, emoji and combining-mark text; XML/XHTML with
 entity declarations (billion laughs, external file and network entities); text made to
-make tokenisers and sentence splitters backtrack; hidden-element floods.
+make tokenisers and sentence splitters backtrack; hidden-element floods; hostile
+metadata (:mod:`~sst_cleaner.tools._fuzz_meta`: dates, URLs, JSON-LD, floods and huge
+``<meta>``). Every clean's metadata is read and checked too (fields, types, caps).
 
 Prints crashes, slow cases, the slowest case (CPU and wall seconds) and peak memory (peak
 RSS of the process, from ``resource.getrusage``). Exit status 0 only with no crash and
@@ -46,6 +48,10 @@ from sst_cleaner.engine._tree_caps import text_runs, tiny_blocks
 from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, normal_page
 from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
+from sst_cleaner.tools._fuzz_meta import GENERATOR as _METADATA_KIND
+from sst_cleaner.tools._fuzz_meta import with_metadata
+
+GENERATORS.append(_METADATA_KIND)
 
 STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
 
@@ -202,8 +208,8 @@ def _case_steps(
         (None, "parse_html", lambda: check_page(parse_html(data, encoding=encoding)), ())
     ]
     for m in methods:
-        steps.append((m, f"{m}.clean(fitted)", models.fitted[m].clean, (data,)))
-        steps.append((m, f"{m}.clean(unfitted)", models.unfitted[m].clean, (data,)))
+        steps.append((m, f"{m}.clean(fitted)", with_metadata(models.fitted[m].clean), (data,)))
+        steps.append((m, f"{m}.clean(unfitted)", with_metadata(models.unfitted[m].clean), (data,)))
         if fit_every and index % fit_every == 0:
             steps.append((m, f"{m}.fit+clean", _fit_and_clean, (m, models.site[0], data, models.site[1])))
         if fit_every:  # the learning steps (fit_every=0: cleaning only)
