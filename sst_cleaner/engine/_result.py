@@ -15,7 +15,8 @@ INFORMATIVE = "informative"
 NOISE = "noise"
 
 #: ``CleanResult.status`` when the site model kept (almost) nothing of the page and the
-#: text is the page-level fallback's
+#: text is the page-level fallback's less the site's template (or, when that adds
+#: nothing, what the site model kept: often nothing)
 STATUS_SITE_EMPTY = "site_empty"
 
 
@@ -52,7 +53,8 @@ class CleanResult:
     cleaning; ``"over_budget"`` if cleaning ran out of its time budget and the page was
     returned whole (see :class:`sst_cleaner.engine._limits.Limits`); ``"site_empty"`` if the
     site's model kept (almost) nothing of the page and the text is the page-level
-    fallback's (the default method).
+    fallback's less the site's template, or, where that adds nothing (a stub page), what
+    the site model kept, often nothing (the default method).
 
     ``markdown``, ``html`` (see :mod:`sst_cleaner.engine._formats`) and ``metadata`` (see
     :mod:`sst_cleaner.engine._metadata`) are made when first read, from the parsed page the

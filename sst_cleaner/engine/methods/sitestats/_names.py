@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import islice
+from typing import Optional
 
 from lxml import etree
 
@@ -44,6 +46,8 @@ HINT_COMMENT = 1
 HINT_BOILER = 2
 HINT_CONTENT = 4
 HINT_MEDIA = 8
+#: what a name may say against a container
+_NEGATIVE_HINTS = HINT_BOILER | HINT_COMMENT
 _HINT_WORDS = (
     (HINT_COMMENT, ("comment", "disqus", "respond", "reply", "replies", "discussion")),
     (
@@ -90,7 +94,8 @@ def class_hints(el: etree._Element) -> int:
     gives, read without the element's other attributes: the page context asks this of
     every container of every block)."""
     cls, ident = el.get("class"), el.get("id")
-    return _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
+    bits = _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
+    return _without_title_names(el, bits) if bits & _NEGATIVE_HINTS else bits
 
 
 @lru_cache(maxsize=50_000)
@@ -155,13 +160,16 @@ def _label_and_hints(el: etree._Element) -> tuple[str, int]:
         return el.tag, 0
     if len(items) == 1:  # the common case (a class, an id, an href) needs no sort
         k, v = items[0]
-        if v and k in _STYLE_ATTR_SET:
-            return _label_hints_of(el.tag, (items[0],))
-        return el.tag, 0
-    raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in _STYLE_ATTR_SET]))
-    if not raw:
-        return el.tag, 0
-    return _label_hints_of(el.tag, raw)
+        if not (v and k in _STYLE_ATTR_SET):
+            return el.tag, 0
+        got = _label_hints_of(el.tag, (items[0],))
+    else:
+        raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in _STYLE_ATTR_SET]))
+        if not raw:
+            return el.tag, 0
+        got = _label_hints_of(el.tag, raw)
+    # the attributes say it all, unless a name says boilerplate or comments
+    return (got[0], _without_title_names(el, got[1])) if got[1] & _NEGATIVE_HINTS else got
 
 
 @lru_cache(maxsize=50_000)
@@ -170,3 +178,74 @@ def _label_hints_of(tag: str, raw: tuple) -> tuple[str, int]:
     cls, ident = d.get("class"), d.get("id")
     hints = _class_id_hints(cls or "", ident or "") if (cls or ident) else 0
     return _style_label(tag, raw), hints
+
+
+# A documentation generator names a section after its title: Sphinx writes "Comment
+# moderation" as <section id="comment-moderation"> (older Sphinx as <div class="section"
+# id=...>), MkDocs and Asciidoctor give the heading the id ("comments", "_discussion").
+# Such a name is the page's own words, not a name a designer gave a container, and says
+# nothing of boilerplate or comments. A comment thread opens with a heading too ("3
+# Comments" over <div id="comments">), but holds a list of comments, not prose of its own.
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+#: elements that are a section's own prose when they are its children
+_PROSE = frozenset(("p", "pre"))
+#: how much of a heading's text is read for its words (a title is short)
+_TITLE_CHARS = 300
+
+
+def _without_title_names(el: etree._Element, bits: int) -> int:
+    """``bits`` (the element's hint bits) less the boilerplate and comment bits of its
+    class or id when every token of that name is a word of the element's title: the
+    text of a heading, or of the heading opening a section that holds prose
+    (:func:`_section_title`)."""
+    title = _heading_text(el) if el.tag in _HEADINGS else _section_title(el)
+    if title is None:
+        return bits
+    words = set(name_tokens(title))
+    cls, ident = el.get("class") or "", el.get("id") or ""
+    if cls and words.issuperset(name_tokens(cls)):
+        cls = ""
+    if ident and words.issuperset(name_tokens(ident)):
+        ident = ""
+    said = _class_id_hints(cls, ident) if (cls or ident) else 0
+    return (bits & ~_NEGATIVE_HINTS) | (said & _NEGATIVE_HINTS)
+
+
+def _heading_text(heading: etree._Element) -> str:
+    return "".join(islice(heading.itertext(), 50))[:_TITLE_CHARS]
+
+
+def _section_title(el: etree._Element) -> Optional[str]:
+    """The text of the heading ``el`` opens with when ``el`` holds prose: a paragraph or
+    a code block among its children, or among those of a child section opening with a
+    heading (a chapter whose first sub-section follows its title); None otherwise."""
+    heading = _opening_heading(el)
+    if heading is None or not _holds_prose(heading, nested=True):
+        return None
+    return _heading_text(heading)
+
+
+def _opening_heading(el: etree._Element) -> Optional[etree._Element]:
+    """The heading that is ``el``'s first child with content (Sphinx puts the targets of
+    a section's other labels, empty ``<span id=...>``, before it), or None."""
+    for child in el:
+        tag = child.tag
+        if tag in _HEADINGS:
+            return child
+        if isinstance(tag, str) and (child.text or len(child)):
+            return None
+    return None
+
+
+def _holds_prose(heading: etree._Element, nested: bool) -> bool:
+    """Whether a paragraph or a code block follows ``heading`` among its siblings (or,
+    ``nested``, among the children of a sibling section opening with a heading)."""
+    for child in heading.itersiblings():
+        tag = child.tag
+        if tag in _PROSE:
+            return True
+        if nested and isinstance(tag, str) and tag not in _HEADINGS:
+            sub = _opening_heading(child)
+            if sub is not None and _holds_prose(sub, nested=False):
+                return True
+    return False

@@ -21,8 +21,9 @@ shipped as ``data/default_scorer.json``, evaluated with numpy by :mod:`._scorer`
 
 A page with no other page of its site to compare with (before fit, a site of one page)
 is judged by a second scorer, learnt on pages seen alone: the page-level fallback. A
-site model that keeps (almost) nothing of a page hands it to that scorer too
-(``status == "site_empty"``).
+site model that keeps (almost) nothing of a page hands it to that scorer too, whose
+verdict then drops the site's template (``status == "site_empty"``; a stub page, nothing
+but the template, comes back with what the site model kept, often nothing).
 """
 
 from __future__ import annotations
@@ -419,8 +420,14 @@ _IN_MAIN, _MAIN_TMPL, _LINK_DENSITY = _POSITION["in_main"], _POSITION["main_tmpl
 _IN_WIDE, _WIDE_TMPL = _POSITION["in_wide"], _POSITION["wide_tmpl"]
 
 
+def _site_template(f: list) -> bool:
+    """A sentence of the site's template: on at least recur_df other pages, in a node
+    whose text is wholly template across the site (a site row's features)."""
+    return f[_REC2] > 0.5 and f[_NODE_SHARE] >= 0.99
+
+
 def _recurring_boilerplate(f: list) -> bool:
-    return f[_HINT_BOILER] > 0.5 and f[_REC2] > 0.5 and f[_NODE_SHARE] >= 0.99
+    return f[_HINT_BOILER] > 0.5 and _site_template(f)
 
 
 def _add_cohort(rows: list) -> None:
@@ -461,6 +468,17 @@ MAIN_RECURRING = 0.3
 #: ... and of the wide one (nine tenths of the page's own text), where a reference page's
 #: inherited listings sit beside its main container
 WIDE_RECURRING = 0.5
+
+
+def _without_site_template(view: PageView, rows: list, probs: list) -> list:
+    """The page scorer's ``probs`` with the site's template sentences (``rows``: the site
+    rows of the same sentences) at 0: a page judged alone cannot tell the site's nav bar
+    from its own matter, the site's evidence can. Unchanged when the page has a single
+    other page to compare with: what recurs on it may be a copy of the page ("/" and
+    "/index.html"), not a template."""
+    if view.recur_df < 2:
+        return probs
+    return [0.0 if _site_template(f) else p for (_b, _s, f), p in zip(rows, probs)]
 
 
 def _main_matter(f: list) -> bool:
@@ -631,9 +649,17 @@ class HybridMethod(SiteStatsModel):
             # The site's evidence left (almost) nothing: a page whose own matter recurs
             # across the site, or a page unlike the sample. The page-level verdict is the
             # better guess, and the status says the site model did not make it.
+            bar = kept if kept < NEARLY_EMPTY_WORDS else 3 * kept
             alone_rows, alone_probs = self._score(pa, None, plain)
-            if self._kept_words(alone_rows, alone_probs) > (kept if kept < NEARLY_EMPTY_WORDS else 3 * kept):
-                result = self._result(page, pa, alone_rows, alone_probs, "default(page-level)")
+            if self._kept_words(alone_rows, alone_probs) > bar:
+                own = _without_site_template(view, rows, alone_probs)
+                if self._kept_words(alone_rows, own) > bar:
+                    result = self._result(page, pa, alone_rows, own, "default(page-level)")
+                else:
+                    # all the page alone adds is the site's template: a stub page (the
+                    # site's nav, header and footer around a title) has nothing more
+                    # than the site model kept, often nothing, and says so
+                    result = self._result(page, pa, rows, probs, "default")
                 result.status = STATUS_SITE_EMPTY
                 return result
         return self._result(page, pa, rows, probs, "default")
