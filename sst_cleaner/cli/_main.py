@@ -27,6 +27,7 @@ import io
 import json
 import os
 import sys
+from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Optional
 
 from sst_cleaner import __version__
@@ -73,7 +74,7 @@ def _sources(paths: Iterable[str]) -> Iterator[str]:
 def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
     """Every page of ``paths`` (see the module docstring); a file or archive that cannot
     be read is reported in ``errors`` and skipped."""
-    from sst_cleaner.cli._warc import WarcError, is_warc, read_warc
+    from sst_cleaner.cli._warc import MAX_BODY_BYTES, WarcError, is_warc, read_warc
     from sst_cleaner.scrapy._site_keys import host_key
 
     for src in _sources(paths):
@@ -83,8 +84,14 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
             name = "<stdin>" if src == "-" else src
             if is_warc(head):
                 stream = io.BytesIO(data) if data is not None else src
-                for rec in read_warc(stream):
-                    yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
+                skipped: Counter = Counter()
+                try:
+                    for rec in read_warc(stream, MAX_BODY_BYTES, skipped):
+                        yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
+                finally:
+                    if skipped:
+                        counts = ", ".join(f"{n} {status}" for status, n in sorted(skipped.items()))
+                        print(f"sst-cleaner: {name}: skipped {counts}", file=sys.stderr)
             else:
                 body = data if data is not None else _read(src)
                 yield Page(name, None, body, None, "")
