@@ -71,9 +71,10 @@ def _sources(paths: Iterable[str]) -> Iterator[str]:
             raise UsageError(f"no such file or folder: {path}")
 
 
-def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
+def read_pages(paths: Iterable[str], errors: list, report: bool = True) -> Iterator[Page]:
     """Every page of ``paths`` (see the module docstring); a file or archive that cannot
-    be read is reported in ``errors`` and skipped."""
+    be read is reported in ``errors`` (and on standard error, unless ``report`` is false:
+    a second pass over the same inputs) and skipped."""
     from sst_cleaner.cli._warc import MAX_BODY_BYTES, WarcError, is_warc, read_warc
     from sst_cleaner.scrapy._site_keys import host_key
 
@@ -89,7 +90,7 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
                     for rec in read_warc(stream, MAX_BODY_BYTES, skipped):
                         yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
                 finally:
-                    if skipped:
+                    if skipped and report:
                         counts = ", ".join(f"{n} {status}" for status, n in sorted(skipped.items()))
                         print(f"sst-cleaner: {name}: skipped {counts}", file=sys.stderr)
             else:
@@ -97,7 +98,8 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
                 yield Page(name, None, body, None, "")
         except (OSError, WarcError) as exc:
             errors.append(f"{src}: {exc}")
-            print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
+            if report:
+                print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
 
 
 def _head(path: str) -> bytes:
@@ -280,7 +282,7 @@ def _run(args) -> int:
         listed = list(read_pages(args.pages, errors))
         pages = lambda: iter(listed)  # noqa: E731
     else:
-        pages = lambda: read_pages(args.pages, [])  # noqa: E731 - a second pass reports nothing new
+        pages = lambda: read_pages(args.pages, [], report=False)  # noqa: E731
         first = read_pages(args.pages, errors)
     if args.command == "fit":
         if not listed:

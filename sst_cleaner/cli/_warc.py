@@ -116,8 +116,8 @@ def _page(record, max_body_bytes: int) -> tuple[str, Optional[WarcPage]]:
         return "", None
     try:
         body = record.content_stream().read(max_body_bytes)
-    except (zlib.error, EOFError, OSError, ValueError):
-        return "not_html", None  # an encoded body that cannot be decoded
+    except Exception:  # an encoded body that cannot be decoded (each decoder raises its own kind)
+        return "not_html", None
     if _looks_binary(body):
         return "not_html", None
     return "", WarcPage(url, body, _charset(ctype))

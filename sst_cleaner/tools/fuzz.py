@@ -46,6 +46,7 @@ from sst_cleaner.engine._tree_caps import text_runs, tiny_blocks
 from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, normal_page
 from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
+from sst_cleaner.tools._fuzz_warc import clean_warc
 
 STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
 
@@ -176,6 +177,8 @@ def run(
         rss_before = _maxrss_mb()
         n_failed = len(tally.failures)
         steps = _case_steps(models, methods, seed, index, data, encoding, fit_every)
+        if kind == "warc":  # an archive goes through the command line's WARC path instead
+            steps = [(None, "cli site (warc)", clean_warc, (data,))]
         case_cpu = _run_steps(tally, steps, out, seed, index, kind, data, encoding, max_seconds)
         for m in methods:
             if case_cpu[m] > tally.slowest_case[m][0]:
