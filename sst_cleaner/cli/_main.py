@@ -27,6 +27,7 @@ import io
 import json
 import os
 import sys
+from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Optional
 
 from sst_cleaner import ENGINE_BUILD, __version__
@@ -70,10 +71,11 @@ def _sources(paths: Iterable[str]) -> Iterator[str]:
             raise UsageError(f"no such file or folder: {path}")
 
 
-def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
+def read_pages(paths: Iterable[str], errors: list, report: bool = True) -> Iterator[Page]:
     """Every page of ``paths`` (see the module docstring); a file or archive that cannot
-    be read is reported in ``errors`` and skipped."""
-    from sst_cleaner.cli._warc import WarcError, is_warc, read_warc
+    be read is reported in ``errors`` (and on standard error, unless ``report`` is false:
+    a second pass over the same inputs) and skipped."""
+    from sst_cleaner.cli._warc import MAX_BODY_BYTES, WarcError, is_warc, read_warc
     from sst_cleaner.scrapy._site_keys import host_key
 
     for src in _sources(paths):
@@ -83,14 +85,21 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
             name = "<stdin>" if src == "-" else src
             if is_warc(head):
                 stream = io.BytesIO(data) if data is not None else src
-                for rec in read_warc(stream):
-                    yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
+                skipped: Counter = Counter()
+                try:
+                    for rec in read_warc(stream, MAX_BODY_BYTES, skipped):
+                        yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
+                finally:
+                    if skipped and report:
+                        counts = ", ".join(f"{n} {status}" for status, n in sorted(skipped.items()))
+                        print(f"sst-cleaner: {name}: skipped {counts}", file=sys.stderr)
             else:
                 body = data if data is not None else _read(src)
                 yield Page(name, None, body, None, "")
         except (OSError, WarcError) as exc:
             errors.append(f"{src}: {exc}")
-            print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
+            if report:
+                print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
 
 
 def _head(path: str) -> bytes:
@@ -257,15 +266,28 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+# `site` learns each site from its first pages and cleans every page in a second pass
+# over the inputs, so a crawl of any size is never held whole: what is held is the
+# sample, bounded both per site and in total
+SITE_SAMPLE_PAGES = 500
+SAMPLE_BYTES = 96 * 1024 * 1024
+
+
 def _run(args) -> int:
     from sst_cleaner.engine._model_io import ModelFormatError
 
     errors: list = []
-    pages = list(read_pages(args.pages, errors))
-    if not pages:
-        raise UsageError("no HTML page found in " + " ".join(args.pages))
+    if args.command == "fit" or "-" in args.pages:
+        # fit learns from every page; standard input cannot be read twice
+        listed = list(read_pages(args.pages, errors))
+        pages = lambda: iter(listed)  # noqa: E731
+    else:
+        pages = lambda: read_pages(args.pages, [], report=False)  # noqa: E731
+        first = read_pages(args.pages, errors)
     if args.command == "fit":
-        cleaner = SiteCleaner(method=args.method).fit([(p.url, p.body, p.encoding) for p in pages], n_jobs=args.jobs)
+        if not listed:
+            raise UsageError("no HTML page found in " + " ".join(args.pages))
+        cleaner = SiteCleaner(method=args.method).fit([(p.url, p.body, p.encoding) for p in listed], n_jobs=args.jobs)
         try:
             cleaner.save(args.model)
         except OSError as exc:
@@ -278,29 +300,44 @@ def _run(args) -> int:
                 file=sys.stderr,
             )
         return EXIT_PAGE_ERRORS if errors else EXIT_OK
+    samples, total = _sample_sites(pages() if "-" in args.pages else first)
+    if not total:
+        raise UsageError("no HTML page found in " + " ".join(args.pages))
     if args.command == "site":
-        cleaners = _fit_sites(pages, args.method, args.jobs)
+        cleaners = _fit_sites(samples, args.method, args.jobs)
     else:
         try:
             model = SiteCleaner.load(args.model) if args.model else SiteCleaner(method=args.method)
         except ModelFormatError as exc:
             print(f"sst-cleaner: {exc}", file=sys.stderr)
             return EXIT_MODEL
-        cleaners = {p.site: model for p in pages}
-    failed = _clean_all(pages, cleaners, args)
+        cleaners = dict.fromkeys(samples, model)
+    del samples
+    failed = _clean_all(pages(), total, cleaners, args)
     return EXIT_PAGE_ERRORS if errors or failed else EXIT_OK
 
 
-def _fit_sites(pages: list[Page], method: str, jobs: int) -> dict:
-    sites: dict = {}
+def _sample_sites(pages: Iterable[Page]) -> tuple[dict, int]:
+    """Each site's first pages (at most SITE_SAMPLE_PAGES, SAMPLE_BYTES in all) and the
+    number of pages read."""
+    samples: dict = {}
+    held = total = 0
     for p in pages:
-        sites.setdefault(p.site, []).append((p.url, p.body, p.encoding))
-    return {site: SiteCleaner(method=method).fit(group, n_jobs=jobs) for site, group in sites.items()}
+        total += 1
+        group = samples.setdefault(p.site, [])
+        if len(group) < SITE_SAMPLE_PAGES and held + len(p.body) <= SAMPLE_BYTES:
+            group.append((p.url, p.body, p.encoding))
+            held += len(p.body)
+    return samples, total
 
 
-def _clean_all(pages: list[Page], cleaners: dict, args) -> int:
+def _fit_sites(samples: dict, method: str, jobs: int) -> dict:
+    return {site: SiteCleaner(method=method).fit(group, n_jobs=jobs) for site, group in samples.items()}
+
+
+def _clean_all(pages: Iterable[Page], total: int, cleaners: dict, args) -> int:
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    progress = Progress(len(pages), args.progress)
+    progress = Progress(total, args.progress)
     failed = 0
     try:
         for k, page in enumerate(pages, 1):
@@ -313,7 +350,7 @@ def _clean_all(pages: list[Page], cleaners: dict, args) -> int:
                 progress.done()
                 print(f"sst-cleaner: {page.name}: {exc!r}", file=sys.stderr)
                 continue
-            _write(out, page, text, args.format, len(pages) > 1)
+            _write(out, page, text, args.format, total > 1)
     finally:
         progress.done()
         if out is not sys.stdout:

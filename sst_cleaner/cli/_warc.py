@@ -1,31 +1,46 @@
-"""A small reader of WARC files (WARC/1.0 and 1.1, plain or gzip, one gzip member per
-record as crawlers write them): the HTML pages a crawl stored.
+"""Reading WARC files (WARC/1.0 and 1.1, plain or gzip): the HTML pages a crawl stored.
 
-    for page in read_warc(path_or_file):
+    for page in read_warc(path_or_file, max_body_bytes, skipped):
         page.url, page.body, page.encoding
 
-Only what the cleaner needs: ``response`` records with an HTTP response whose
-``Content-Type`` is HTML (and ``resource`` records that are HTML themselves). Chunked
-transfer encoding and gzip/deflate content encoding are undone. Everything else is
-skipped. A record is read by its ``Content-Length``, so a truncated or corrupt archive
-ends the walk with :class:`WarcError` (what was read before is kept) instead of reading
-garbage; records larger than :data:`MAX_RECORD_BYTES` are skipped without being held in
-memory.
+Records are read by ``warcio``, one at a time (nothing holds the archive): it undoes
+chunked transfer encoding and gzip/deflate content encoding as a stream, so a body is
+read only up to ``max_body_bytes`` decoded (a gzip bomb costs that much, not its size).
+Taken from warcio rather than FastWARC: FastWARC reads faster but hands back HTTP
+bodies still chunked and gzip-encoded (decoding them is the part that went wrong
+here) and ends silently at a cut member, where warcio raises, so damage can be counted.
 
-Written here rather than taken from ``warcio``/``fastwarc``: reading HTML responses
-is ~150 lines, and those libraries would add a dependency for features (writing,
-indexing, every record type) the command line does not use.
+Only ``response`` records with a 2xx HTTP response whose ``Content-Type`` is HTML (and
+``resource`` records that are HTML themselves) are pages. A non-2xx response is counted
+in ``skipped`` as ``http_error``, an HTML-typed body that is not HTML (a PDF, an image)
+as ``not_html``; other records are not pages and are passed over. A cut or corrupt
+archive ends the walk with :class:`WarcError` after every complete record before the
+damage has been given.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import zlib
-from typing import BinaryIO, Iterator, NamedTuple, Optional, Union, cast
+from collections import Counter
+from typing import BinaryIO, Iterator, NamedTuple, Optional, Union
 
-MAX_RECORD_BYTES = 64 * 1024 * 1024
-MAX_HEADER_BYTES = 64 * 1024
+from sst_cleaner.engine._limits import Limits
+
+# a body is read as far as the engine would look at it (the rest is never cleaned)
+MAX_BODY_BYTES = Limits().max_page_bytes
+# what a body that claims to be HTML starts with when it is a file of another kind
+_NOT_HTML_MAGIC = (
+    b"%PDF",
+    b"PK\x03\x04",
+    b"\x89PNG",
+    b"GIF8",
+    b"\xff\xd8\xff",
+    b"\x1f\x8b",
+    b"OggS",
+    b"\x00\x00\x01\x00",
+)
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 class WarcError(ValueError):
@@ -38,18 +53,6 @@ class WarcPage(NamedTuple):
     encoding: Optional[str]  # the charset the server declared, if any
 
 
-def open_archive(source: Union[str, BinaryIO]) -> BinaryIO:
-    """A readable binary stream of the archive's records, gunzipped if it is gzip
-    (every member in turn: a record per member is one gzip stream to Python)."""
-    fh = open(source, "rb") if isinstance(source, str) else source
-    # any binary file with readinto() can be wrapped; the BinaryIO stub does not declare it
-    buffered = fh if hasattr(fh, "peek") else io.BufferedReader(fh)  # type: ignore[type-var]
-    if buffered.peek(2)[:2] == b"\x1f\x8b":
-        # a GzipFile is a binary file; its stub just does not derive from BinaryIO
-        return cast(BinaryIO, gzip.GzipFile(fileobj=buffered))
-    return buffered
-
-
 def is_warc(head: bytes) -> bool:
     """Whether ``head`` (the first bytes of a file) starts a WARC archive."""
     if head[:2] == b"\x1f\x8b":
@@ -60,100 +63,71 @@ def is_warc(head: bytes) -> bool:
     return head.startswith(b"WARC/")
 
 
-def _headers(stream: BinaryIO, limit: int = MAX_HEADER_BYTES) -> Optional[tuple[str, dict]]:
-    """The first line and the headers (lower-cased names) up to the blank line; None
-    at the end of the stream."""
-    first = b""
-    while not first.strip():  # blank lines between records
-        first = stream.readline(limit)
-        if not first:
-            return None
-    headers: dict = {}
-    size = len(first)
-    name = None
-    while True:
-        line = stream.readline(limit)
-        size += len(line)
-        if not line:
-            raise WarcError("archive ends inside a record header")
-        if size > limit:
-            raise WarcError("record header too long")
-        if line in (b"\r\n", b"\n"):
-            return first.decode("latin-1").strip(), headers
-        text = line.decode("utf-8", "replace").rstrip("\r\n")
-        if text[:1] in (" ", "\t") and name:  # a folded header line
-            headers[name] += " " + text.strip()
-            continue
-        name, _, value = text.partition(":")
-        name = name.strip().lower()
-        headers.setdefault(name, value.strip())
+def read_warc(
+    source: Union[str, BinaryIO],
+    max_body_bytes: int = MAX_BODY_BYTES,
+    skipped: Optional[Counter] = None,
+) -> Iterator[WarcPage]:
+    """The HTML pages of a WARC archive, in archive order; see the module docstring."""
+    if isinstance(source, str):
+        with open(source, "rb") as fh:
+            yield from _read_stream(fh, max_body_bytes, skipped)
+    else:
+        yield from _read_stream(source, max_body_bytes, skipped)
 
 
-def _skip(stream: BinaryIO, n: int) -> None:
-    while n > 0:
-        chunk = stream.read(min(n, 1 << 20))
-        if not chunk:
-            raise WarcError("archive ends inside a record")
-        n -= len(chunk)
+def _read_stream(fh: BinaryIO, max_body_bytes: int, skipped: Optional[Counter]) -> Iterator[WarcPage]:
+    from warcio.archiveiterator import ArchiveIterator
 
-
-def read_warc(source: Union[str, BinaryIO]) -> Iterator[WarcPage]:
-    """The HTML pages of a WARC archive, in archive order."""
-    stream = open_archive(source)
-    while True:
-        got = _headers(stream)
-        if got is None:
-            return
-        version, headers = got
-        if not version.startswith("WARC/"):
-            raise WarcError(f"not a WARC record: {version[:40]!r}")
-        try:
-            length = int(headers.get("content-length", ""))
-        except ValueError:
-            raise WarcError("WARC record without a valid Content-Length") from None
-        kind = headers.get("warc-type", "").lower()
-        url = headers.get("warc-target-uri", "").strip("<>")
-        if length < 0 or length > MAX_RECORD_BYTES or kind not in ("response", "resource"):
-            _skip(stream, length)
-            continue
-        block = stream.read(length)
-        if len(block) < length:
-            raise WarcError("archive ends inside a record")
-        page = _page(kind, url, headers, block)
-        if page is not None:
-            yield page
-
-
-def _page(kind: str, url: str, headers: dict, block: bytes) -> Optional[WarcPage]:
-    if kind == "resource":
-        ctype = headers.get("content-type", "")
-        return WarcPage(url, block, _charset(ctype)) if _is_html(ctype) else None
-    if not headers.get("content-type", "").lower().startswith("application/http"):
-        return None
-    head, sep, body = block.partition(b"\r\n\r\n")
-    if not sep:
-        head, sep, body = block.partition(b"\n\n")
-    lines = head.decode("latin-1").splitlines()
-    if not lines or not lines[0].startswith("HTTP/"):
-        return None
-    http: dict = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        http.setdefault(name.strip().lower(), value.strip())
-    ctype = http.get("content-type", "")
-    if not _is_html(ctype):
-        return None
+    skipped = Counter() if skipped is None else skipped
     try:
-        if "chunked" in http.get("transfer-encoding", "").lower():
-            body = _dechunk(body)
-        coding = http.get("content-encoding", "").lower()
-        if coding in ("gzip", "x-gzip"):
-            body = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(body, MAX_RECORD_BYTES)
-        elif coding == "deflate":
-            body = zlib.decompressobj().decompress(body, MAX_RECORD_BYTES)
-    except (zlib.error, ValueError):
-        return None  # a body that cannot be decoded is not a page
-    return WarcPage(url, body, _charset(ctype))
+        records = ArchiveIterator(fh)
+        for record in records:
+            if not record.format.startswith("warc"):
+                raise WarcError("not a WARC record")
+            status, page = _page(record, max_body_bytes)
+            records.read_to_end(record)
+            if getattr(record.raw_stream, "limit", 0) > 0:
+                raise WarcError("archive ends inside a record")
+            if status:
+                skipped[status] += 1
+            elif page is not None:
+                yield page
+    except WarcError:
+        raise
+    except Exception as exc:  # warcio, zlib and gzip each raise their own kind on damage
+        raise WarcError(f"cut or corrupt archive: {exc!r}"[:200]) from None
+
+
+def _page(record, max_body_bytes: int) -> tuple[str, Optional[WarcPage]]:
+    """("", page) for a page, (status, None) for a counted skip, ("", None) for a
+    record that is not a page at all."""
+    url = (record.rec_headers.get_header("WARC-Target-URI") or "").strip("<>")
+    if record.rec_type == "resource":
+        ctype = record.rec_headers.get_header("Content-Type") or ""
+    elif record.rec_type == "response" and record.http_headers is not None:
+        ctype = record.http_headers.get_header("Content-Type") or ""
+        code = record.http_headers.get_statuscode() or ""
+        if not code.startswith("2"):
+            return "http_error", None  # an error page or a redirect: not the site's content
+    else:
+        return "", None
+    if not _is_html(ctype):
+        return "", None
+    try:
+        body = record.content_stream().read(max_body_bytes)
+    except Exception:  # an encoded body that cannot be decoded (each decoder raises its own kind)
+        return "not_html", None
+    if _looks_binary(body):
+        return "not_html", None
+    return "", WarcPage(url, body, _charset(ctype))
+
+
+def _looks_binary(body: bytes) -> bool:
+    head = body[:1024].lstrip()
+    if head.startswith(_NOT_HTML_MAGIC):
+        return True
+    return b"\x00" in head and not head.startswith(_BOMS)
 
 
 def _is_html(ctype: str) -> bool:
@@ -167,20 +141,6 @@ def _charset(ctype: str) -> Optional[str]:
         if name.strip().lower() == "charset":
             return value.strip().strip("\"'") or None
     return None
-
-
-def _dechunk(body: bytes) -> bytes:
-    out, pos = [], 0
-    while pos < len(body):
-        end = body.find(b"\n", pos)
-        if end == -1:
-            break
-        size = int(body[pos:end].split(b";")[0].strip() or b"0", 16)
-        if size == 0:
-            break
-        out.append(body[end + 1 : end + 1 + size])
-        pos = end + 1 + size + 2  # the chunk's CRLF
-    return b"".join(out)
 
 
 def write_record(

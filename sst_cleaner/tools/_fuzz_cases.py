@@ -258,6 +258,12 @@ def gen_mixed(rng: random.Random, scale: float):
 
 
 #: (name, weight, generator); heavy kinds draw their big sizes rarely
+def _fuzz_warc():  # WARC archives have their own module, which builds on this one's pages
+    from sst_cleaner.tools import _fuzz_warc
+
+    return _fuzz_warc
+
+
 GENERATORS: list[tuple[str, float, Callable]] = [
     ("random_bytes", 10, gen_random_bytes),
     ("garbled", 30, gen_garbled),
@@ -270,6 +276,7 @@ GENERATORS: list[tuple[str, float, Callable]] = [
     ("tokenizer_bait", 6, gen_tokenizer_bait),
     ("hidden_flood", 3, gen_hidden_flood),
     ("mixed", 8, gen_mixed),
+    ("warc", 8, lambda rng, scale: _fuzz_warc().gen_warc(rng, scale)),
 ]
 
 

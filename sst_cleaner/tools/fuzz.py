@@ -50,6 +50,7 @@ from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
 from sst_cleaner.tools._fuzz_meta import GENERATOR as _METADATA_KIND
 from sst_cleaner.tools._fuzz_meta import with_metadata
+from sst_cleaner.tools._fuzz_warc import clean_warc
 
 GENERATORS.append(_METADATA_KIND)
 
@@ -182,6 +183,8 @@ def run(
         rss_before = _maxrss_mb()
         n_failed = len(tally.failures)
         steps = _case_steps(models, methods, seed, index, data, encoding, fit_every)
+        if kind == "warc":  # an archive goes through the command line's WARC path instead
+            steps = [(None, "cli site (warc)", clean_warc, (data,))]
         case_cpu = _run_steps(tally, steps, out, seed, index, kind, data, encoding, max_seconds)
         for m in methods:
             if case_cpu[m] > tally.slowest_case[m][0]:
