@@ -78,7 +78,7 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
 
     for src in _sources(paths):
         try:
-            data = sys.stdin.buffer.read() if src == "-" else None
+            data = _read_stdin() if src == "-" else None
             head = data[:4096] if data is not None else _head(src)
             name = "<stdin>" if src == "-" else src
             if is_warc(head):
@@ -91,6 +91,22 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
         except (OSError, WarcError) as exc:
             errors.append(f"{src}: {exc}")
             print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
+
+
+def _read_stdin() -> bytes:
+    """Standard input: at most the engine's page cap, plus one byte to tell an over-cap
+    page from one exactly at the cap. A WARC archive is read on (its records are capped
+    by the WARC reader); an HTML page over the cap is refused as an ``OSError``."""
+    from sst_cleaner.cli._warc import is_warc
+    from sst_cleaner.engine._limits import Limits
+
+    cap = Limits().max_page_bytes
+    data = sys.stdin.buffer.read(cap + 1)
+    if is_warc(data[:4096]):
+        return data + sys.stdin.buffer.read()
+    if len(data) > cap:
+        raise OSError(f"standard input is over the {cap} byte page limit; skipped")
+    return data
 
 
 def _head(path: str) -> bytes:
@@ -242,6 +258,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.command == "methods":
         print("\n".join(available_methods()))
         return EXIT_OK
+    if getattr(args, "method", DEFAULT_METHOD) not in available_methods():
+        ap.error(f"unknown --method {args.method!r} (choose from {', '.join(available_methods())})")
     if getattr(args, "jobs", -1) == 0 or getattr(args, "jobs", -1) < -1:
         ap.error("--jobs must be a positive number or -1")
     try:
@@ -252,8 +270,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:  # so the interpreter's final flush of stdout cannot fail again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):  # stdout was closed before the start
+            pass
         return EXIT_BROKEN_PIPE
 
 
@@ -295,6 +316,8 @@ def _fit_sites(pages: list[Page], method: str, jobs: int) -> dict:
 
 def _clean_all(pages: list[Page], cleaners: dict, args) -> int:
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    if out is None:  # started with standard output closed (`>&-`): as a closed pipe
+        raise BrokenPipeError("standard output is closed")
     progress = Progress(len(pages), args.progress)
     failed = 0
     try:
