@@ -39,3 +39,32 @@ def test_stdin_over_the_page_cap_is_a_counted_skip():
     assert proc.returncode == 2  # the only input was skipped: no page found
     assert b"over the 5000000 byte page limit" in proc.stderr
     assert b"Traceback" not in proc.stderr
+
+
+def test_non_utf8_file_name_is_written_escaped_and_later_pages_kept(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name in (b"a-caf\xe9.html", b"b.html", b"c.html"):
+        with open(os.path.join(os.fsencode(folder), name), "wb") as fh:
+            fh.write(PAGE)
+    proc = run_cli(["clean", str(folder)])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode("utf-8").splitlines()
+    assert len(lines) == 3
+    assert "a-caf\\\\xe9.html" in lines[0]  # JSON of the documented escaped form a-caf\xe9.html
+
+
+def test_html_comment_names_are_escaped_and_headers_cannot_be_forged(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "--><script>alert(1)<!--.html").write_bytes(PAGE)
+    (folder / "x\n==> forged <==\n.html").write_bytes(PAGE)
+    html_out = run_cli(["clean", str(folder), "--format", "html"])
+    assert html_out.returncode == 0, html_out.stderr
+    assert b"<script>" not in html_out.stdout
+    assert html_out.stdout.count(b"-->") == 2  # only the two comments' own ends
+    text_out = run_cli(["clean", str(folder), "--format", "text"])
+    assert [ln for ln in text_out.stdout.splitlines() if ln.startswith(b"==>")] == [
+        b"==> " + os.fsencode(folder) + b"/--><script>alert(1)<!--.html <==",
+        b"==> " + os.fsencode(folder) + b"/x\\x0a==> forged <==\\x0a.html <==",
+    ]

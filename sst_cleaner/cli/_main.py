@@ -23,6 +23,7 @@ output was closed early (``| head``).
 from __future__ import annotations
 
 import argparse
+import html
 import io
 import json
 import os
@@ -128,13 +129,27 @@ class Progress:
 
     def step(self, k: int, name: str) -> None:
         if self.enabled:
-            sys.stderr.write(f"\r\x1b[K[{k}/{self.total}] {name[-60:]}")
+            sys.stderr.write(f"\r\x1b[K[{k}/{self.total}] {printable_name(name)[-60:]}")
             sys.stderr.flush()
 
     def done(self) -> None:
         if self.enabled:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+
+
+def printable_name(name: str) -> str:
+    """``name`` safe to write anywhere: the bytes of a file name that is not UTF-8
+    (held as surrogates by ``os.fsdecode``) as ``\\xNN``, and control characters
+    (newlines, ANSI escapes) as ``\\xNN`` too, so a name can neither fail the output
+    encoding, forge a ``==> name <==`` line nor drive a terminal."""
+    raw = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in raw)
+
+
+def _comment_name(name: str) -> str:
+    """A name inside ``<!-- -->``: escaped so it cannot close the comment."""
+    return html.escape(printable_name(name)).replace("--", "-&#45;")
 
 
 def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
@@ -145,7 +160,7 @@ def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
     if fmt == "html":
         return result.as_html(links)
     result.source = (page.url, page.body, page.encoding)
-    row = {"url": page.url} if page.url else {"path": page.name}
+    row = {"url": printable_name(page.url)} if page.url else {"path": printable_name(page.name)}
     row.update(
         title=result.title,
         status=result.status,
@@ -161,7 +176,8 @@ def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
 
 def _write(out, page: Page, text: str, fmt: str, several: bool) -> None:
     if fmt != "json" and several:
-        out.write(f"<!-- {page.name} -->\n" if fmt == "html" else f"==> {page.name} <==\n")
+        name = _comment_name(page.name) if fmt == "html" else printable_name(page.name)
+        out.write(f"<!-- {name} -->\n" if fmt == "html" else f"==> {name} <==\n")
     out.write(text + "\n")
     if fmt != "json" and several:
         out.write("\n")
