@@ -68,3 +68,15 @@ def test_html_comment_names_are_escaped_and_headers_cannot_be_forged(tmp_path):
         b"==> " + os.fsencode(folder) + b"/--><script>alert(1)<!--.html <==",
         b"==> " + os.fsencode(folder) + b"/x\\x0a==> forged <==\\x0a.html <==",
     ]
+
+
+def test_fifo_and_device_symlink_in_a_folder_are_skipped(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "a.html").write_bytes(PAGE)
+    os.mkfifo(folder / "x.html")
+    os.symlink("/dev/zero", folder / "z.html")
+    proc = run_cli(["clean", str(folder)])
+    assert proc.returncode == 1  # the two skips are counted as failures, the page is written
+    assert len(proc.stdout.splitlines()) == 1
+    assert proc.stderr.count(b"not a regular file") == 2

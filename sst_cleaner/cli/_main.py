@@ -27,6 +27,7 @@ import html
 import io
 import json
 import os
+import stat
 import sys
 from typing import Iterable, Iterator, NamedTuple, Optional
 
@@ -80,6 +81,8 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
     for src in _sources(paths):
         try:
             data = _read_stdin() if src == "-" else None
+            if data is None and not stat.S_ISREG(os.stat(src).st_mode):
+                raise OSError("not a regular file (a FIFO, device or directory); skipped")
             head = data[:4096] if data is not None else _head(src)
             name = "<stdin>" if src == "-" else src
             if is_warc(head):
@@ -116,8 +119,11 @@ def _head(path: str) -> bytes:
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    """A page file: regular, at most the engine's page cap, with the model files' reader."""
+    from sst_cleaner.engine._limits import Limits
+    from sst_cleaner.engine._model_file import read_model_bytes
+
+    return read_model_bytes(path, Limits().max_page_bytes, what="page file", error=OSError, follow=True)
 
 
 class Progress:
