@@ -80,3 +80,13 @@ def test_fifo_and_device_symlink_in_a_folder_are_skipped(tmp_path):
     assert proc.returncode == 1  # the two skips are counted as failures, the page is written
     assert len(proc.stdout.splitlines()) == 1
     assert proc.stderr.count(b"not a regular file") == 2
+
+
+def test_css_and_pdf_are_skipped_as_not_html(tmp_path):
+    (tmp_path / "a.html").write_bytes(PAGE)
+    (tmp_path / "style.css").write_bytes(b"body { color: red }\n")
+    (tmp_path / "doc.html").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< >>\nendobj\n")
+    proc = run_cli(["clean", str(tmp_path / "a.html"), str(tmp_path / "style.css"), str(tmp_path / "doc.html")])
+    assert proc.returncode == 1
+    assert len(proc.stdout.splitlines()) == 1  # only the page
+    assert proc.stderr.count(b"not_html") == 2

@@ -91,10 +91,31 @@ def read_pages(paths: Iterable[str], errors: list) -> Iterator[Page]:
                     yield Page(rec.url or name, rec.url or None, rec.body, rec.encoding, host_key(rec.url))
             else:
                 body = data if data is not None else _read(src)
+                reason = _not_html(src, body)
+                if reason:
+                    raise OSError(f"not_html ({reason}); skipped, never fitted on")
                 yield Page(name, None, body, None, "")
         except (OSError, WarcError) as exc:
             errors.append(f"{src}: {exc}")
             print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
+
+
+#: the first bytes of formats that are never a page, whatever their file name says
+BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"\x7fELF")
+
+
+def _not_html(src: str, body: bytes) -> str:
+    """Why ``body`` is not a page ('' if it may be one): a file named on the command
+    line without an HTML suffix (a ``.css``), or bytes of a known binary format or with
+    NUL bytes (a PDF saved as ``.html``; UTF-16 pages start with a byte order mark)."""
+    if src != "-" and not src.lower().endswith(HTML_SUFFIXES):
+        return "not an HTML file name"
+    head = body[:1024].lstrip()
+    if head.startswith(BINARY_MAGIC):
+        return "binary content"
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "binary content"
+    return ""
 
 
 def _read_stdin() -> bytes:
