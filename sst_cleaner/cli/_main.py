@@ -23,9 +23,11 @@ output was closed early (``| head``).
 from __future__ import annotations
 
 import argparse
+import html
 import io
 import json
 import os
+import stat
 import sys
 from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Optional
@@ -80,7 +82,9 @@ def read_pages(paths: Iterable[str], errors: list, report: bool = True) -> Itera
 
     for src in _sources(paths):
         try:
-            data = sys.stdin.buffer.read() if src == "-" else None
+            data = _read_stdin() if src == "-" else None
+            if data is None and not stat.S_ISREG(os.stat(src).st_mode):
+                raise OSError("not a regular file (a FIFO, device or directory); skipped")
             head = data[:4096] if data is not None else _head(src)
             name = "<stdin>" if src == "-" else src
             if is_warc(head):
@@ -95,11 +99,48 @@ def read_pages(paths: Iterable[str], errors: list, report: bool = True) -> Itera
                         print(f"sst-cleaner: {name}: skipped {counts}", file=sys.stderr)
             else:
                 body = data if data is not None else _read(src)
+                reason = _not_html(src, body)
+                if reason:
+                    raise OSError(f"not_html ({reason}); skipped, never fitted on")
                 yield Page(name, None, body, None, "")
         except (OSError, WarcError) as exc:
             errors.append(f"{src}: {exc}")
             if report:
                 print(f"sst-cleaner: {src}: {exc}", file=sys.stderr)
+
+
+#: the first bytes of formats that are never a page, whatever their file name says
+BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"\x7fELF")
+
+
+def _not_html(src: str, body: bytes) -> str:
+    """Why ``body`` is not a page ('' if it may be one): a file named on the command
+    line without an HTML suffix (a ``.css``), or bytes of a known binary format or with
+    NUL bytes (a PDF saved as ``.html``; UTF-16 pages start with a byte order mark)."""
+    if src != "-" and not src.lower().endswith(HTML_SUFFIXES):
+        return "not an HTML file name"
+    head = body[:1024].lstrip()
+    if head.startswith(BINARY_MAGIC):
+        return "binary content"
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "binary content"
+    return ""
+
+
+def _read_stdin() -> bytes:
+    """Standard input: at most the engine's page cap, plus one byte to tell an over-cap
+    page from one exactly at the cap. A WARC archive is read on (its records are capped
+    by the WARC reader); an HTML page over the cap is refused as an ``OSError``."""
+    from sst_cleaner.cli._warc import is_warc
+    from sst_cleaner.engine._limits import Limits
+
+    cap = Limits().max_page_bytes
+    data = sys.stdin.buffer.read(cap + 1)
+    if is_warc(data[:4096]):
+        return data + sys.stdin.buffer.read()
+    if len(data) > cap:
+        raise OSError(f"standard input is over the {cap} byte page limit; skipped")
+    return data
 
 
 def _head(path: str) -> bytes:
@@ -108,8 +149,11 @@ def _head(path: str) -> bytes:
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    """A page file: regular, at most the engine's page cap, with the model files' reader."""
+    from sst_cleaner.engine._limits import Limits
+    from sst_cleaner.engine._model_file import read_model_bytes
+
+    return read_model_bytes(path, Limits().max_page_bytes, what="page file", error=OSError, follow=True)
 
 
 class Progress:
@@ -121,13 +165,27 @@ class Progress:
 
     def step(self, k: int, name: str) -> None:
         if self.enabled:
-            sys.stderr.write(f"\r\x1b[K[{k}/{self.total}] {name[-60:]}")
+            sys.stderr.write(f"\r\x1b[K[{k}/{self.total}] {printable_name(name)[-60:]}")
             sys.stderr.flush()
 
     def done(self) -> None:
         if self.enabled:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+
+
+def printable_name(name: str) -> str:
+    """``name`` safe to write anywhere: the bytes of a file name that is not UTF-8
+    (held as surrogates by ``os.fsdecode``) as ``\\xNN``, and control characters
+    (newlines, ANSI escapes) as ``\\xNN`` too, so a name can neither fail the output
+    encoding, forge a ``==> name <==`` line nor drive a terminal."""
+    raw = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in raw)
+
+
+def _comment_name(name: str) -> str:
+    """A name inside ``<!-- -->``: escaped so it cannot close the comment."""
+    return html.escape(printable_name(name)).replace("--", "-&#45;")
 
 
 def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
@@ -138,7 +196,7 @@ def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
     if fmt == "html":
         return result.as_html(links)
     result.source = (page.url, page.body, page.encoding)
-    row = {"url": page.url} if page.url else {"path": page.name}
+    row = {"url": printable_name(page.url)} if page.url else {"path": printable_name(page.name)}
     row.update(
         title=result.title,
         status=result.status,
@@ -154,7 +212,8 @@ def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
 
 def _write(out, page: Page, text: str, fmt: str, several: bool) -> None:
     if fmt != "json" and several:
-        out.write(f"<!-- {page.name} -->\n" if fmt == "html" else f"==> {page.name} <==\n")
+        name = _comment_name(page.name) if fmt == "html" else printable_name(page.name)
+        out.write(f"<!-- {name} -->\n" if fmt == "html" else f"==> {name} <==\n")
     out.write(text + "\n")
     if fmt != "json" and several:
         out.write("\n")
@@ -251,6 +310,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.command == "methods":
         print("\n".join(available_methods()))
         return EXIT_OK
+    if getattr(args, "method", DEFAULT_METHOD) not in available_methods():
+        ap.error(f"unknown --method {args.method!r} (choose from {', '.join(available_methods())})")
     if getattr(args, "jobs", -1) == 0 or getattr(args, "jobs", -1) < -1:
         ap.error("--jobs must be a positive number or -1")
     try:
@@ -261,8 +322,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:  # so the interpreter's final flush of stdout cannot fail again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):  # stdout was closed before the start
+            pass
         return EXIT_BROKEN_PIPE
 
 
@@ -337,6 +401,8 @@ def _fit_sites(samples: dict, method: str, jobs: int) -> dict:
 
 def _clean_all(pages: Iterable[Page], total: int, cleaners: dict, args) -> int:
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    if out is None:  # started with standard output closed (`>&-`): as a closed pipe
+        raise BrokenPipeError("standard output is closed")
     progress = Progress(total, args.progress)
     failed = 0
     try:

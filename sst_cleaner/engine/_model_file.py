@@ -43,7 +43,9 @@ _TOP_KEYS = frozenset(("format", "format_version", "method", "params", "model", 
 _SITE_STATS_KEYS = frozenset(("n_pages", "page_fps", "sent_df", "sent_len", "node_df", "node_sent", "node_feat"))
 
 
-def read_model_bytes(path: Any, cap: int) -> bytes:
+def read_model_bytes(
+    path: Any, cap: int, what: str = "model file", error: type[Exception] = ModelFormatError, follow: bool = False
+) -> bytes:
     """The bytes of the regular file at ``path``, at most ``cap`` of them.
 
     Refused: a symlink as the last path component (``O_NOFOLLOW``: it could point at a
@@ -51,38 +53,42 @@ def read_model_bytes(path: Any, cap: int) -> bytes:
     device, a directory; opened non-blocking, so a FIFO without a writer cannot hang the
     open), and a file longer than ``cap`` (its size is checked before reading and the
     bytes while reading, so a file that grows cannot slip past).
+
+    The command line reads its page files with this too (``what`` and ``error`` name
+    them; ``follow``: a symlink to a regular file is a page, the ``fstat`` check still
+    refuses one to a device or FIFO).
     """
     path = os.fspath(path)
     flags = (
         os.O_RDONLY
-        | getattr(os, "O_NOFOLLOW", 0)
+        | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
         | getattr(os, "O_NONBLOCK", 0)
         | getattr(os, "O_CLOEXEC", 0)
         | getattr(os, "O_BINARY", 0)
     )
-    if not getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):  # platforms without it
-        raise ModelFormatError(f"model file {path!r} is a symbolic link")
+    if not follow and not getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):  # platforms without it
+        raise error(f"{what} {path!r} is a symbolic link")
     try:
         fd = os.open(path, flags)
     except OSError as exc:  # ELOOP: a symlink; EACCES; ENOENT; EISDIR...
-        raise ModelFormatError(f"cannot open model file {path!r}: {exc.strerror or exc}") from exc
+        raise error(f"cannot open {what} {path!r}: {exc.strerror or exc}") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ModelFormatError(f"model file {path!r} is not a regular file")
+            raise error(f"{what} {path!r} is not a regular file")
         if st.st_size > cap:
-            raise ModelFormatError(f"model file {path!r} is {st.st_size} bytes, over the {cap} limit")
+            raise error(f"{what} {path!r} is {st.st_size} bytes, over the {cap} limit")
         chunks, total = [], 0
         while True:
             try:
                 chunk = os.read(fd, min(CHUNK_BYTES, cap + 1 - total))
             except OSError as exc:
-                raise ModelFormatError(f"cannot read model file {path!r}: {exc.strerror or exc}") from exc
+                raise error(f"cannot read {what} {path!r}: {exc.strerror or exc}") from exc
             if not chunk:
                 break
             total += len(chunk)
             if total > cap:
-                raise ModelFormatError(f"model file {path!r} is over the {cap} byte limit")
+                raise error(f"{what} {path!r} is over the {cap} byte limit")
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

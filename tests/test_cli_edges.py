@@ -1,0 +1,92 @@
+"""Hostile command lines and closed outputs get a clear error or a counted skip, never a
+traceback or an unbounded read (issue 29: defects 4, 7 and 9)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+PAGE = b"<html><head><title>t</title></head><body><p>" + b"word " * 50 + b"</p></body></html>"
+
+
+def run_cli(args, **kw):
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "sst_cleaner", *args], env=env, capture_output=True, timeout=120, **kw)
+
+
+def test_unknown_method_is_a_usage_error():
+    proc = run_cli(["clean", "-", "--method", "foo"], input=PAGE)
+    assert proc.returncode == 2
+    assert b"unknown --method 'foo'" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+def test_closed_stdout_exits_141_without_traceback(tmp_path):
+    page = tmp_path / "a.html"
+    page.write_bytes(PAGE)
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        ["sh", "-c", f'"{sys.executable}" -m sst_cleaner clean "{page}" >&-'], env=env, capture_output=True, timeout=120
+    )
+    assert proc.returncode == 141
+    assert b"Traceback" not in proc.stderr
+
+
+def test_stdin_over_the_page_cap_is_a_counted_skip():
+    big = b"<html><body><p>" + b"x" * 5_000_001 + b"</p></body></html>"
+    proc = run_cli(["clean", "-"], input=big)
+    assert proc.returncode == 2  # the only input was skipped: no page found
+    assert b"over the 5000000 byte page limit" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+def test_non_utf8_file_name_is_written_escaped_and_later_pages_kept(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name in (b"a-caf\xe9.html", b"b.html", b"c.html"):
+        with open(os.path.join(os.fsencode(folder), name), "wb") as fh:
+            fh.write(PAGE)
+    proc = run_cli(["clean", str(folder)])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode("utf-8").splitlines()
+    assert len(lines) == 3
+    assert "a-caf\\\\xe9.html" in lines[0]  # JSON of the documented escaped form a-caf\xe9.html
+
+
+def test_html_comment_names_are_escaped_and_headers_cannot_be_forged(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "--><script>alert(1)<!--.html").write_bytes(PAGE)
+    (folder / "x\n==> forged <==\n.html").write_bytes(PAGE)
+    html_out = run_cli(["clean", str(folder), "--format", "html"])
+    assert html_out.returncode == 0, html_out.stderr
+    assert b"<script>" not in html_out.stdout
+    assert html_out.stdout.count(b"-->") == 2  # only the two comments' own ends
+    text_out = run_cli(["clean", str(folder), "--format", "text"])
+    assert [ln for ln in text_out.stdout.splitlines() if ln.startswith(b"==>")] == [
+        b"==> " + os.fsencode(folder) + b"/--><script>alert(1)<!--.html <==",
+        b"==> " + os.fsencode(folder) + b"/x\\x0a==> forged <==\\x0a.html <==",
+    ]
+
+
+def test_fifo_and_device_symlink_in_a_folder_are_skipped(tmp_path):
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "a.html").write_bytes(PAGE)
+    os.mkfifo(folder / "x.html")
+    os.symlink("/dev/zero", folder / "z.html")
+    proc = run_cli(["clean", str(folder)])
+    assert proc.returncode == 1  # the two skips are counted as failures, the page is written
+    assert len(proc.stdout.splitlines()) == 1
+    assert proc.stderr.count(b"not a regular file") == 2
+
+
+def test_css_and_pdf_are_skipped_as_not_html(tmp_path):
+    (tmp_path / "a.html").write_bytes(PAGE)
+    (tmp_path / "style.css").write_bytes(b"body { color: red }\n")
+    (tmp_path / "doc.html").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< >>\nendobj\n")
+    proc = run_cli(["clean", str(tmp_path / "a.html"), str(tmp_path / "style.css"), str(tmp_path / "doc.html")])
+    assert proc.returncode == 1
+    assert len(proc.stdout.splitlines()) == 1  # only the page
+    assert proc.stderr.count(b"not_html") == 2
