@@ -115,7 +115,7 @@ def test_version_and_help_per_command():
     def run(*a):
         return subprocess.run([sys.executable, "-m", "sst_cleaner", *a], capture_output=True, text=True)
 
-    assert run("--version").stdout.strip() == f"sst-cleaner {__version__}"
+    assert run("--version").stdout.strip().startswith(f"sst-cleaner {__version__} (")
     for command, words in (("site", "one model per site"), ("fit", "--model"), ("clean", "saved site model")):
         out = run(command, "--help")
         assert out.returncode == 0 and words in out.stdout
