@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS_MD = ROOT / "docs" / "settings.md"
 #: SST_* names the docs mention that are environment variables of the test suite
 #: (tests/redis_server.py, tests/conftest.py), not settings
-TEST_ENVIRONMENT = {"SST_REDIS_SERVER", "SST_REDIS_TESTS"}
+# environment variables of the tests and the build, not Scrapy settings
+TEST_ENVIRONMENT = {"SST_REDIS_SERVER", "SST_REDIS_TESTS", "SST_CLEANER_PURE_PYTHON", "SST_EXPECT_ENGINE_BUILD"}
 
 
 def _documented() -> dict[str, tuple[str, str]]:
