@@ -47,7 +47,7 @@ def _extensions() -> list:
         return []
     try:
         return cythonize(
-            COMPILED,
+            COMPILED + _lxml_extensions(),
             compiler_directives={
                 "language_level": 3,
                 # a compiled module keeps Python's semantics: annotations are documentation
@@ -61,6 +61,19 @@ def _extensions() -> list:
     except Exception as exc:  # a Cython too old or too new for the sources
         print(f"sst-cleaner: Cython failed ({exc}), installing the pure-Python engine", file=sys.stderr)
         return []
+
+
+def _lxml_extensions() -> list:
+    """The modules written against lxml's C API (``.pyx``: they walk libxml2's nodes,
+    which no Python source can), built only where lxml's headers are found; each has a
+    pure-Python equivalent that runs where it is missing."""
+    try:
+        import lxml
+    except ImportError:
+        return []
+    from setuptools import Extension
+
+    return [Extension("sst_cleaner.engine._walk", ["sst_cleaner/engine/_walk.pyx"], include_dirs=lxml.get_include())]
 
 
 class OptionalBuildExt(build_ext):

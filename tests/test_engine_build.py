@@ -27,7 +27,9 @@ def _builds() -> dict[Path, Path]:
     for path in ENGINE.rglob("*"):
         for suffix in _SUFFIXES:
             if path.name.endswith(suffix):
-                found[path] = path.with_name(path.name[: -len(suffix)] + ".py")
+                stem = path.name[: -len(suffix)]
+                source = path.with_name(stem + ".py")
+                found[path] = source if source.exists() else path.with_name(stem + ".pyx")
                 break  # the longest suffix first: ".cpython-311-x86_64-linux-gnu.so" before ".so"
     return found
 
@@ -41,7 +43,8 @@ def test_the_engine_build_is_the_one_this_installation_is_expected_to_have():
     builds = _builds()
     if ENGINE_BUILD == "compiled":
         built = set(builds.values())
-        listed = {ROOT / name for name in _compiled_list()}
+        # and the modules written against lxml's C API (.pyx: no pure-Python source)
+        listed = {ROOT / name for name in _compiled_list()} | set(ENGINE.rglob("*.pyx"))
         assert listed <= built, f"not compiled: {sorted(str(p) for p in listed - built)}"
     else:
         assert not builds
@@ -82,3 +85,51 @@ def test_a_fitted_cleaner_survives_a_round_trip_through_a_file(tmp_path, method)
     again = SiteCleaner.load(str(path))
     assert again.clean(pages[5]).text == cleaner.clean(pages[5]).text
     assert cleaner.clean(pages[5]).text
+
+
+def _blocks_both_ways(root, style_attrs=None) -> tuple[list, list]:
+    """Each walk's blocks of ``root``, with every annotate call and every element and
+    node it reports: the walk over libxml2's nodes, where it is built, and the Python one."""
+    from sst_cleaner.engine import _segment
+
+    def run(walk) -> list:
+        calls: list = []
+
+        def annotate(el, parent, *read):
+            calls.append((el, parent, *read))
+            return len(calls)
+
+        elements: list = []
+        nodes: tuple = ([], [], [])
+        saved, _segment._c_walk = _segment._c_walk, walk
+        try:
+            blocks = _segment.text_blocks(root, annotate, elements, nodes, style_attrs)
+            plain = _segment.text_blocks(root)
+        finally:
+            _segment._c_walk = saved
+        seen = [(b.element, b.text, b.state, b.link_chars, b.n_links) for b in blocks]
+        return [seen, calls, elements, nodes, [(b.element, b.text, b.link_chars) for b in plain]]
+
+    return run(_segment._c_walk), run(None)
+
+
+def test_the_compiled_walk_cuts_a_page_into_the_blocks_the_python_walk_does():
+    from docsite import site
+    from lxml import html as lxml_html
+
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.tools.demo.site import DemoSite
+
+    demo = DemoSite(n_articles=6)
+    pages = [h for _u, h in site(4)] + [demo.page(p) or "" for p in demo.paths[:8]]
+    # what page preparation never leaves, which the compiled walk hands to the Python one
+    odd = (
+        "<html><body><div>a<!-- note -->b<?pi x?><p>c<a href=x>d<b>e</b></a>f</p>g"
+        "<svg:rect xmlns:svg='http://www.w3.org/2000/svg'>h</svg:rect><br>i</div></body></html>"
+    )
+    roots = [parse_html(h).root for h in pages] + [lxml_html.document_fromstring(odd)]
+    for root in roots:
+        for style_attrs in (None, frozenset({"class", "id"})):
+            compiled, pure = _blocks_both_ways(root, style_attrs)
+            assert compiled == pure
+            assert pure[0]  # blocks were found

@@ -42,9 +42,10 @@ _BLOCK, _ANCHOR = 1, 2  # what an open element is, for its end event
 
 def text_blocks(
     root: etree._Element,
-    annotate: Optional[Annotate] = None,
+    annotate: Optional[Callable[..., Any]] = None,
     elements: Optional[list] = None,
     nodes: Optional[tuple[list, list, list]] = None,
+    style_attrs: Optional[frozenset] = None,
 ) -> list[TextBlock]:
     """Cut the subtree under ``root`` into text blocks (iterative, document order).
 
@@ -56,6 +57,11 @@ def text_blocks(
     a typical page a walk costs as much as the work done in it. Childless inline elements
     (most links, spans, images, line breaks) are skipped: no block lies in or under them.
 
+    ``style_attrs``, when given, names the attributes ``annotate`` reads: it is then
+    called as ``annotate(element, parent_state, tag, attrs)``, with the element's tag and
+    its non-empty attributes of those names as sorted ``(name, value)`` pairs (see
+    :func:`style_attributes`), read by the walk where it reads the element anyway.
+
     ``elements``, when given, gets every element below ``root`` in document order: a
     caller that walks the page again holding them walks lxml's live element proxies
     instead of making new ones, which costs about half as much. ``nodes``, when given
@@ -63,12 +69,19 @@ def text_blocks(
     reads of each element anyway, so that a later walk (CETD's counts) reads lists
     instead of asking lxml again (each read makes a new string).
     """
+    if _c_walk is not None:
+        # the same walk over libxml2's nodes, where it is built (see _walk.pyx)
+        blocks = _c_walk(root, annotate, elements, nodes, style_attrs)
+        if blocks is not None:
+            return blocks
     # kept whole (over 60 lines): it runs per element of every page, where helper calls
     # cost measurable time
     # An open block is a plain list [element, parts, state, link_chars, n_links]: a
     # page opens a block for every block-level element, most of them wrappers that end
     # up with no text of their own, so TextBlock objects are made only for the blocks
     # that have text, at the end.
+    if annotate is not None and style_attrs is not None:
+        annotate = _with_attributes(annotate, style_attrs)
     root_state = annotate(root, None) if annotate is not None else None
     cur_parts: list = []
     cur = [root, cur_parts, root_state, 0, 0]  # the innermost open block
@@ -159,3 +172,26 @@ def text_blocks(
             continue
         out.append(TextBlock(el, text, state, min(len(text), link_chars), n_links))
     return out
+
+
+def style_attributes(el: etree._Element, names: frozenset) -> tuple:
+    """The element's non-empty attributes named in ``names``, as sorted ``(name, value)``
+    pairs (one read of its attributes: a plain list is cheaper than the ``attrib`` proxy)."""
+    items = el.items()
+    if not items:
+        return ()
+    if len(items) == 1:  # the common case (a class, an id, an href) needs no sort
+        k, v = items[0]
+        return (items[0],) if v and k in names else ()
+    return tuple(sorted([kv for kv in items if kv[1] and kv[0] in names]))
+
+
+def _with_attributes(annotate: Callable, names: frozenset) -> Annotate:
+    """``annotate(el, parent_state, tag, attrs)`` as the two-argument call the walk makes."""
+    return lambda el, parent: annotate(el, parent, el.tag, style_attributes(el, names))
+
+
+try:  # built beside this module where Cython, a compiler and lxml's headers were found
+    from sst_cleaner.engine._walk import text_blocks as _c_walk
+except ImportError:
+    _c_walk = None  # type: ignore[assignment]

@@ -20,7 +20,7 @@ from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
-from sst_cleaner.engine.methods.sitestats._names import _label_and_hints, class_hints
+from sst_cleaner.engine.methods.sitestats._names import STYLE_ATTR_SET, class_hints, label_and_hints
 
 
 def _digest(text: str) -> str:
@@ -207,10 +207,10 @@ def analyse_page(page: PreparedPage, site: bool = True, judged: bool = True) -> 
     entries: list[tuple[int, str, str, int]] = [(-1, "body", root.tag, class_hints(root))]
     intern: dict[tuple[int, str, int], int] = {}
 
-    def annotate(el: etree._Element, parent: Optional[int]) -> int:
+    def annotate(el: etree._Element, parent: Optional[int], tag: str, attrs: tuple) -> int:
         if parent is None:
             return 0
-        label, hints = _label_and_hints(el)
+        label, hints = label_and_hints(el, tag, attrs)
         # the hint bits are part of the identity: one label can come from raw class/id
         # values that differ in what they say (see _label_hints_of)
         pair = (parent, label, hints)
@@ -226,7 +226,7 @@ def analyse_page(page: PreparedPage, site: bool = True, judged: bool = True) -> 
     infos: list[BlockInfo] = []
     elements: list = []
     nodes: Optional[tuple[list, list, list]] = ([], [], []) if judged else None
-    for blk in text_blocks(root, annotate, elements if judged else None, nodes):
+    for blk in text_blocks(root, annotate, elements if judged else None, nodes, STYLE_ATTR_SET):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue

@@ -19,7 +19,7 @@ from sst_cleaner.engine.methods.sst.style_tree import normalise_attr_value
 STYLE_ATTRS = ("class", "id", "role", "bgcolor", "width", "align", "valign", "face", "size")
 
 
-_STYLE_ATTR_SET = frozenset(STYLE_ATTRS)
+STYLE_ATTR_SET = frozenset(STYLE_ATTRS)
 
 
 def style_label(el: etree._Element) -> str:
@@ -160,15 +160,25 @@ def _label_and_hints(el: etree._Element) -> tuple[str, int]:
         return el.tag, 0
     if len(items) == 1:  # the common case (a class, an id, an href) needs no sort
         k, v = items[0]
-        if not (v and k in _STYLE_ATTR_SET):
+        if not (v and k in STYLE_ATTR_SET):
             return el.tag, 0
         got = _label_hints_of(el.tag, (items[0],))
     else:
-        raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in _STYLE_ATTR_SET]))
+        raw = tuple(sorted([kv for kv in items if kv[1] and kv[0] in STYLE_ATTR_SET]))
         if not raw:
             return el.tag, 0
         got = _label_hints_of(el.tag, raw)
     # the attributes say it all, unless a name says boilerplate or comments
+    return (got[0], _without_title_names(el, got[1])) if got[1] & _NEGATIVE_HINTS else got
+
+
+def label_and_hints(el: etree._Element, tag: str, attrs: tuple) -> tuple[str, int]:
+    """:func:`_label_and_hints` from what a walk read of the element: its tag and its
+    non-empty style attributes as sorted pairs
+    (:func:`~sst_cleaner.engine._segment.style_attributes` with :data:`STYLE_ATTR_SET`)."""
+    if not attrs:
+        return tag, 0
+    got = _label_hints_of(tag, attrs)
     return (got[0], _without_title_names(el, got[1])) if got[1] & _NEGATIVE_HINTS else got
 
 

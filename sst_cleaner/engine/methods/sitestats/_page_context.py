@@ -49,12 +49,26 @@ def _code_word(word: str) -> int:
 _CODE_WORDS = BoundedMemo(_code_word, max_size=100_000, max_key_chars=100)
 
 
+def _code_words_in(text: str) -> tuple[int, int]:
+    """(words of ``text`` shaped like code, words of ``text``)."""
+    words = text.split()
+    return sum(map(_CODE_WORDS.__getitem__, words)), len(words)
+
+
+#: text -> _code_words_in(text): a site's template blocks come back on every page
+_CODE_WORDS_IN = BoundedMemo(_code_words_in, max_size=20_000, max_key_chars=2000)
+
+
 def code_word_share(texts: list) -> float:
     """Share of the words of ``texts`` shaped like code (a mark of code starting within
     its first 41 characters): a reference manual's signatures and identifiers, whatever
-    markup its generator sets them in (tables, spans, code)."""
-    words = " ".join(texts).split()
-    return sum(map(_CODE_WORDS.__getitem__, words)) / max(1, len(words))
+    markup its generator sets them in (tables, spans, code). Counted text by text: the
+    words of the texts joined by spaces are those of each text in turn."""
+    code = total = 0
+    for n_code, n_words in map(_CODE_WORDS_IN.__getitem__, texts):
+        code += n_code
+        total += n_words
+    return code / max(1, total)
 
 
 def mono_chars(table: "ElementTable") -> int:

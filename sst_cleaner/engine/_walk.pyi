@@ -1,0 +1,11 @@
+from typing import Any, Callable, Optional
+
+from sst_cleaner.engine._segment import TextBlock
+
+def text_blocks(
+    root: Any,
+    annotate: Optional[Callable[..., Any]] = None,
+    elements: Optional[list] = None,
+    nodes: Optional[tuple[list, list, list]] = None,
+    style_attrs: Optional[frozenset] = None,
+) -> Optional[list[TextBlock]]: ...

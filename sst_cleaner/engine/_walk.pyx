@@ -1,0 +1,236 @@
+# cython: language_level=3
+"""The text blocks walk (:func:`sst_cleaner.engine._segment.text_blocks`) over libxml2's
+nodes through lxml's public C API.
+
+The pure-Python walk asks lxml for an event tuple, an element proxy and a new string for
+each tag, text and tail of every element, twice per element: on a typical page that is
+most of the cost of cutting it into blocks. Here the walk follows the tree's pointers and
+makes Python objects only for what the caller keeps: a proxy for an element only where
+a block opens, ``annotate`` is called or ``elements`` is asked for, a text or tail only
+where one is there. The result is the pure-Python walk's, block for block; a tree this
+walk does not cover (a comment, processing instruction or entity reference below the
+root, which the page preparation removes) returns None and the caller walks it in Python.
+"""
+
+from lxml.includes cimport etreepublic as cetree
+from lxml.includes cimport tree
+from libc.stdlib cimport malloc, realloc, free
+
+from sst_cleaner.engine._dom import BLOCK_TAGS, normalize_space
+from sst_cleaner.engine._segment import TextBlock
+
+cetree.import_lxml__etree()
+
+cdef enum:
+    _PLAIN = 0
+    _BLOCK = 1
+    _ANCHOR = 2
+
+
+cdef inline bint _is_element(tree.xmlNode* c) noexcept nogil:
+    return c.type == tree.XML_ELEMENT_NODE
+
+
+cdef bint _only_elements(tree.xmlNode* c_root) noexcept nogil:
+    """Whether every element-like node below ``c_root`` (what lxml's walk yields) is an
+    element: comments, processing instructions and entity references are not covered."""
+    cdef tree.xmlNode* c = c_root.children
+    cdef int t
+    while c is not NULL:
+        t = c.type
+        if t == tree.XML_COMMENT_NODE or t == tree.XML_PI_NODE or t == tree.XML_ENTITY_REF_NODE:
+            return False
+        if t == tree.XML_ELEMENT_NODE and c.children is not NULL:
+            c = c.children
+            continue
+        while c is not NULL and c.next is NULL:
+            c = c.parent
+            if c is c_root:
+                return True
+        if c is NULL:
+            return True
+        c = c.next
+    return True
+
+
+cdef inline tree.xmlNode* _first_element(tree.xmlNode* c) noexcept nogil:
+    while c is not NULL and not _is_element(c):
+        c = c.next
+    return c
+
+
+cdef inline bint _has_element_child(tree.xmlNode* c) noexcept nogil:
+    return _first_element(c.children) is not NULL
+
+
+cdef tuple _style_attributes(tree.xmlNode* c, frozenset names):
+    """:func:`sst_cleaner.engine._segment.style_attributes` of the element ``c``: its
+    attributes are read from libxml2's list, a value only for a name in ``names``."""
+    cdef tree.xmlAttr* a = c.properties
+    cdef list found = None
+    while a is not NULL:
+        if a.type == tree.XML_ATTRIBUTE_NODE:
+            name = cetree.namespacedName(<tree.xmlNode*>a)
+            if name in names:
+                value = cetree.attributeValue(c, a)
+                if value:
+                    if found is None:
+                        found = []
+                    found.append((name, value))
+        a = a.next
+    if found is None:
+        return ()
+    if len(found) > 1:
+        found.sort()
+    return tuple(found)
+
+
+def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset style_attrs=None):
+    """:func:`sst_cleaner.engine._segment.text_blocks` (see there), or None for a tree
+    this walk does not cover."""
+    cdef cetree._Element r
+    if not isinstance(root, cetree._Element):
+        return None
+    r = <cetree._Element>root
+    cdef tree.xmlNode* c_root = r._c_node
+    if c_root is NULL or not _is_element(c_root) or not _only_elements(c_root):
+        return None
+    cdef cetree._Document doc = r._doc
+    cdef frozenset block_tags = BLOCK_TAGS
+    cdef bint annotating = annotate is not None
+    cdef bint keeping = elements is not None
+    cdef bint recording = keeping and nodes is not None
+    cdef list keep_tags = None, keep_texts = None, keep_tails = None
+    if recording:
+        keep_tags, keep_texts, keep_tails = nodes[0], nodes[1], nodes[2]
+
+    cdef bint with_attrs = annotating and style_attrs is not None
+    if not annotating:
+        root_state = None
+    elif with_attrs:
+        root_state = annotate(root, None, cetree.namespacedName(c_root), _style_attributes(c_root, style_attrs))
+    else:
+        root_state = annotate(root, None)
+    cdef list cur_parts = []
+    cdef list cur = [root, cur_parts, root_state, 0, 0]
+    cdef list opened = [cur]
+    cdef list stack = [cur]
+    cdef list states = [root_state]
+    cdef list tails = []
+    cdef Py_ssize_t anchor_depth = 0
+    # the kind of every open element below the root (C: it never leaves the walk)
+    cdef Py_ssize_t depth = 0, cap = 64
+    cdef unsigned char* kinds = <unsigned char*>malloc(cap)
+    cdef unsigned char* grown
+    if kinds is NULL:
+        raise MemoryError()
+    cdef tree.xmlNode* c
+    cdef tree.xmlNode* nxt
+    cdef unsigned char kind
+    cdef object el, tag, text, tail, state
+    try:
+        text = cetree.textOf(c_root)
+        if text:
+            cur_parts.append(text)
+        c = _first_element(c_root.children)
+        while c is not NULL:
+            # -- the element's start
+            tag = cetree.namespacedName(c)
+            text = cetree.textOf(c)
+            tail = cetree.tailOf(c)
+            tails.append(tail)
+            el = None
+            if keeping:
+                el = cetree.elementFactory(doc, c)
+                elements.append(el)
+                if recording:
+                    keep_tags.append(tag)
+                    keep_texts.append(text)
+                    keep_tails.append(tail)
+            if depth == cap:
+                cap *= 2
+                grown = <unsigned char*>realloc(kinds, cap)
+                if grown is NULL:
+                    raise MemoryError()
+                kinds = grown
+            if tag in block_tags:
+                if el is None:
+                    el = cetree.elementFactory(doc, c)
+                if not annotating:
+                    state = None
+                elif with_attrs:
+                    state = annotate(el, states[-1], tag, _style_attributes(c, style_attrs))
+                else:
+                    state = annotate(el, states[-1])
+                states.append(state)
+                kinds[depth] = _BLOCK
+                cur_parts.append("\n")  # a nested block breaks the parent's line
+                cur_parts = []
+                cur = [el, cur_parts, state, 0, 0]
+                opened.append(cur)
+                stack.append(cur)
+            else:
+                if annotating and _has_element_child(c):
+                    if el is None:
+                        el = cetree.elementFactory(doc, c)
+                    if with_attrs:
+                        states.append(annotate(el, states[-1], tag, _style_attributes(c, style_attrs)))
+                    else:
+                        states.append(annotate(el, states[-1]))
+                else:
+                    states.append(None)
+                if tag == "a":
+                    kinds[depth] = _ANCHOR
+                    anchor_depth += 1
+                    cur[4] += 1
+                else:
+                    kinds[depth] = _PLAIN
+                    if tag == "br":
+                        cur_parts.append("\n")
+            depth += 1
+            if text:
+                cur_parts.append(text)
+                if anchor_depth:
+                    cur[3] += len(text.strip())
+            # -- down to the first child, else the ends of this element and of every
+            # ancestor whose last element it closes
+            if _has_element_child(c):
+                c = _first_element(c.children)
+                continue
+            while True:
+                depth -= 1
+                states.pop()
+                kind = kinds[depth]
+                if kind == _ANCHOR:
+                    anchor_depth -= 1
+                elif kind == _BLOCK:
+                    stack.pop()
+                    cur = stack[-1]
+                    cur_parts = cur[1]
+                tail = tails.pop()
+                if tail:
+                    cur_parts.append(tail)
+                    if anchor_depth:
+                        cur[3] += len(tail.strip())
+                nxt = _first_element(c.next)
+                if nxt is not NULL:
+                    c = nxt
+                    break
+                c = c.parent
+                if c is c_root:
+                    c = NULL
+                    break
+    finally:
+        free(kinds)
+    cdef list out = []
+    join = "".join
+    cdef list parts
+    for block in opened:
+        parts = block[1]
+        if not parts:
+            continue
+        text = normalize_space(join(parts))
+        if not text:
+            continue
+        out.append(TextBlock(block[0], text, block[2], min(len(text), block[3]), block[4]))
+    return out
