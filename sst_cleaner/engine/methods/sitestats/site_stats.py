@@ -73,6 +73,11 @@ class SiteStats:
         #: they grow: summing them per page learnt made learning quadratic in the site
         self.node_entries = 0
         self._share_cache: dict[str, float] = {}
+        #: PageView._node_entropies of the pages the model has not learnt, by node: the
+        #: same for every such page until the model learns again (then replaced, never
+        #: emptied in place: a view made before goes on with the dict it took), and a
+        #: site's pages share their template's nodes
+        self._unseen_entropies: dict[str, tuple] = {}
 
     @property
     def entries(self) -> int:
@@ -132,6 +137,7 @@ class SiteStats:
                 grown += len(Q)
         self.node_entries += grown
         self._share_cache.clear()
+        self._unseen_entropies = {}  # a new dict: a view made before keeps the old one
 
     def merge(self, other: "SiteStats") -> None:
         """Add ``other``'s pages, learnt apart (another shard of the same site's pages, see
@@ -161,6 +167,7 @@ class SiteStats:
                     _add_counts(mine, theirs)
                     self.node_entries += len(mine)
         self._share_cache.clear()
+        self._unseen_entropies = {}  # a new dict: a view made before keeps the old one
 
     # -- evidence for one page ------------------------------------------------------
     def page_view(self, pa: PageAnalysis) -> "PageView":
@@ -317,7 +324,8 @@ class PageView:
         self._own_tf = own_tf
         self._own_sent = set(chain.from_iterable([b.text_info.hashes for b in pa.blocks])) if own else set()
         self._own_nodes = set(own_tf)  # every block's node, when own
-        self._h_cache: dict[str, tuple] = {}  # node -> _node_entropies(node)
+        # node -> _node_entropies(node); without the page's own counts, the model's
+        self._h_cache: dict[str, tuple] = {} if own else stats._unseen_entropies
 
     def sentence_df(self, h: str) -> int:
         """Other pages on which the sentence occurs."""
