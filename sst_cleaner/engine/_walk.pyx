@@ -1,6 +1,7 @@
 # cython: language_level=3
-"""The text blocks walk (:func:`sst_cleaner.engine._segment.text_blocks`) over libxml2's
-nodes through lxml's public C API.
+"""The text blocks walk (:func:`sst_cleaner.engine._segment.text_blocks`) and the count of
+a container's like children (``PageContext.like_siblings``) over libxml2's nodes, through
+lxml's public C API.
 
 The pure-Python walk asks lxml for an event tuple, an element proxy and a new string for
 each tag, text and tail of every element, twice per element: on a typical page that is
@@ -15,6 +16,7 @@ root, which the page preparation removes) returns None and the caller walks it i
 from lxml.includes cimport etreepublic as cetree
 from lxml.includes cimport tree
 from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport strcmp
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, normalize_space
 from sst_cleaner.engine._segment import TextBlock
@@ -234,3 +236,41 @@ def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset s
             continue
         out.append(TextBlock(block[0], text, block[2], min(len(text), block[3]), block[4]))
     return out
+
+
+cdef object _class_of(tree.xmlNode* c):
+    """``element.get("class")``: the value of its ``class`` attribute in no namespace."""
+    cdef tree.xmlAttr* a = c.properties
+    while a is not NULL:
+        if a.type == tree.XML_ATTRIBUTE_NODE and a.ns is NULL and strcmp(<const char*>a.name, b"class") == 0:
+            return cetree.attributeValue(c, a)
+        a = a.next
+    return None
+
+
+def child_kinds(parent, dict agg):
+    """The like siblings among ``parent``'s children, as
+    :meth:`~sst_cleaner.engine.methods.sitestats._page_context.PageContext.like_siblings`
+    counts them (see there): ``(tag, class) -> [children, their chars]`` and each child
+    -> its kind's list; None for an element this module does not walk."""
+    if not isinstance(parent, cetree._Element):
+        return None
+    cdef cetree._Element p = <cetree._Element>parent
+    cdef tree.xmlNode* c = p._c_node.children
+    cdef cetree._Document doc = p._doc
+    cdef dict kinds = {}
+    cdef list acc
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            ch = cetree.elementFactory(doc, c)
+            k = (cetree.namespacedName(c), _class_of(c))
+            a = agg.get(ch)
+            acc = kinds.get(k)
+            if acc is None:
+                acc = kinds[k] = [1, a[0] if a is not None else 0]
+            else:
+                acc[0] += 1
+                acc[1] += a[0] if a is not None else 0
+            kinds[ch] = acc
+        c = c.next
+    return kinds

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from lxml import etree
 
 
+try:  # built beside the engine where Cython, a compiler and lxml's headers were found
+    from sst_cleaner.engine._walk import child_kinds as _c_child_kinds
+except ImportError:
+    _c_child_kinds = None  # type: ignore[assignment]
+
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
 
 #: elements whose text is set in code type: signatures, identifiers, commands
@@ -200,6 +205,9 @@ class PageContext:
         """(how many children of ``parent`` share ``el``'s tag and class, their mean
         text in characters), each parent's children counted once."""
         kinds = self._kinds.get(parent)
+        if kinds is None and _c_child_kinds is not None:
+            # the same count over libxml2's nodes, where it is built (see _walk.pyx)
+            kinds = self._kinds[parent] = _c_child_kinds(parent, self.agg)
         if kinds is None:
             kinds = {}
             agg = self.agg
