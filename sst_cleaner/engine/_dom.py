@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import AnyStr, Optional, Union
+from typing import Any, AnyStr, Optional, Union
 
 from lxml import etree
 
@@ -321,7 +321,12 @@ class PreparedPage:
             return el.tag
         steps = self._steps.get(parent)
         if steps is None:
-            steps = self._steps[parent] = _child_steps(parent)
+            # counted over libxml2's nodes where that is built (see _walk.pyx)
+            compiled = _compiled_child_steps()
+            steps = compiled(parent) if compiled is not None else None
+            if steps is None:
+                steps = _child_steps(parent)
+            self._steps[parent] = steps
         return steps[el]
 
 
@@ -636,3 +641,19 @@ def _drop_elements(doomed: list) -> None:
 def element_text(el: etree._Element) -> str:
     """Visible text of an element, whitespace-normalised (tail excluded)."""
     return normalize_space(" ".join(t for t in el.itertext()))
+
+
+#: _walk.child_steps where it is built, None where not, False until first asked (_walk
+#: imports this module: it is looked up once this module is whole)
+_c_child_steps: Any = False
+
+
+def _compiled_child_steps() -> Any:
+    global _c_child_steps
+    if _c_child_steps is False:
+        try:
+            from sst_cleaner.engine._walk import child_steps
+        except ImportError:
+            child_steps = None
+        _c_child_steps = child_steps
+    return _c_child_steps

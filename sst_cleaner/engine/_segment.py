@@ -69,9 +69,10 @@ def text_blocks(
     reads of each element anyway, so that a later walk (CETD's counts) reads lists
     instead of asking lxml again (each read makes a new string).
     """
-    if _c_walk is not None:
+    c_walk = _c_walk if _c_walk is not False else _compiled_walk()
+    if c_walk is not None:
         # the same walk over libxml2's nodes, where it is built (see _walk.pyx)
-        blocks = _c_walk(root, annotate, elements, nodes, style_attrs)
+        blocks = c_walk(root, annotate, elements, nodes, style_attrs)
         if blocks is not None:
             return blocks
     # kept whole (over 60 lines): it runs per element of every page, where helper calls
@@ -191,7 +192,17 @@ def _with_attributes(annotate: Callable, names: frozenset) -> Annotate:
     return lambda el, parent: annotate(el, parent, el.tag, style_attributes(el, names))
 
 
-try:  # built beside this module where Cython, a compiler and lxml's headers were found
-    from sst_cleaner.engine._walk import text_blocks as _c_walk
-except ImportError:
-    _c_walk = None  # type: ignore[assignment]
+#: _walk.text_blocks, built beside this module where Cython, a compiler and lxml's headers
+#: were found (None where not; False until first asked: _walk imports this module)
+_c_walk: Any = False
+
+
+def _compiled_walk() -> Any:
+    global _c_walk
+    if _c_walk is False:
+        try:
+            from sst_cleaner.engine._walk import text_blocks as walk
+        except ImportError:
+            walk = None
+        _c_walk = walk
+    return _c_walk

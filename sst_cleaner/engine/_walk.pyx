@@ -274,3 +274,30 @@ def child_kinds(parent, dict agg):
             kinds[ch] = acc
         c = c.next
     return kinds
+
+
+def child_steps(parent):
+    """:func:`sst_cleaner.engine._dom._child_steps` (see there) over libxml2's nodes; None
+    for an element this module does not walk."""
+    if not isinstance(parent, cetree._Element):
+        return None
+    cdef cetree._Element p = <cetree._Element>parent
+    cdef tree.xmlNode* c = p._c_node.children
+    cdef cetree._Document doc = p._doc
+    cdef dict steps = {}, first = {}, seen = {}
+    cdef Py_ssize_t n
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            child = cetree.elementFactory(doc, c)
+            t = cetree.namespacedName(c)
+            n = seen.get(t, 0) + 1
+            seen[t] = n
+            if n == 1:
+                steps[child] = t
+                first[t] = child
+            else:
+                if n == 2:
+                    steps[first[t]] = f"{t}[1]"
+                steps[child] = f"{t}[{n}]"
+        c = c.next
+    return steps
