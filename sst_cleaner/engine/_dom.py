@@ -654,6 +654,6 @@ def _compiled_child_steps() -> Any:
         try:
             from sst_cleaner.engine._walk import child_steps
         except ImportError:
-            child_steps = None
+            child_steps = None  # type: ignore[assignment]
         _c_child_steps = child_steps
     return _c_child_steps

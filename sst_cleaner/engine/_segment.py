@@ -203,6 +203,6 @@ def _compiled_walk() -> Any:
         try:
             from sst_cleaner.engine._walk import text_blocks as walk
         except ImportError:
-            walk = None
+            walk = None  # type: ignore[assignment]
         _c_walk = walk
     return _c_walk
