@@ -130,6 +130,7 @@ class PageExplanation:
     site_pages: int = 0
     notes: list[str] = field(default_factory=list)
     threshold: Optional[float] = None
+    site: str = ""  # the site the page was cleaned as part of, when there are several
 
 
 # -- explaining -------------------------------------------------------------------------
@@ -439,6 +440,7 @@ def _page_section(k: int, p: PageExplanation) -> list[str]:
     out = [f'<h2 id="p{k}">{k}. {_e(p.name)}</h2>', '<table class="meta">']
     rows = [
         ("URL", p.url or ""),
+        ("site", p.site),
         ("title", p.title),
         ("status", p.status),
         ("method", p.method),
