@@ -154,7 +154,7 @@ def explain_page(
         title=result.title,
         status=result.status,
         method=result.method,
-        decided=decision(result, cleaner),
+        decided=decision(result, cleaner, cleaner.n_pages - (1 if cleaner.has_learnt(page, url) else 0)),
         words_kept=len(result.text.split()),
         words_total=sum(len(b.text.split()) for b in result.blocks),
         blocks=blocks,
@@ -186,8 +186,9 @@ def _url_of(source: Any) -> Optional[str]:
     return None
 
 
-def decision(result: CleanResult, cleaner: "SiteCleaner") -> str:
-    """The step of the cleaning that decided the page (see ``CleanResult.status``), in words."""
+def decision(result: CleanResult, cleaner: "SiteCleaner", others: int) -> str:
+    """The step of the cleaning that decided the page (see ``CleanResult.status``), in words;
+    ``others``: the pages of the site model other than this one."""
     cut = "the page was cut by a size cap before cleaning; " if result.status == "truncated" else ""
     if result.status == "over_budget":
         return "over budget: cleaning ran out of the page's time budget and the page was returned whole"
@@ -205,9 +206,9 @@ def decision(result: CleanResult, cleaner: "SiteCleaner") -> str:
         why = "the cleaner has learnt no page of the site" if not cleaner.n_pages else "no other page of the site"
         return cut + f"page-level fallback: judged alone ({why})"
     if result.method == "default":
-        if cleaner.n_pages:
-            return cut + f"site model: judged with the evidence of the site's {cleaner.n_pages} learnt pages"
-        return cut + "judged alone (no page of the site learnt)"
+        if others > 0:
+            return cut + f"site model: judged with the evidence of the site's {others} other learnt pages"
+        return cut + "judged alone: the site model has no other page of the site"
     if result.method != cleaner.method:
         return cut + f"method {cleaner.method!r} fell back to {result.method!r}"
     return cut + f"method {result.method!r}" + (f" with a model of {cleaner.n_pages} pages" if cleaner.n_pages else "")
@@ -414,7 +415,8 @@ def render_report(
         f"<h1>{_e(title)}</h1>",
         '<p class="legend"><span class="lk">kept (informative)</span><span class="lr">removed (noise)</span></p>',
         "<h2>Pages</h2>",
-        "<table><tr><th>#</th><th>page</th><th>status</th><th>decided by</th><th>words kept</th><th>of</th></tr>",
+        '<table class="pages"><tr><th>#</th><th>page</th><th>status</th><th>decided by</th>'
+        "<th>words kept</th><th>of</th></tr>",
     ]
     for k, p in enumerate(pages, 1):
         cls = "st-ok" if p.status == "ok" else "st-other"
