@@ -215,6 +215,29 @@ def test_explain_reads_standard_input_and_caps_pages_and_text(tmp_path, monkeypa
         sst_cleaner.explain(SITE, max_pages=10**6)
 
 
+def test_explain_learns_each_site_of_a_warc(tmp_path):
+    from test_cli_inputs import write_warc
+
+    other = [s.replace("Example Daily", "Other Gazette").replace("'nav'", "'menu'") for s in SITE[:4]]
+    pages = [(f"http://daily.example/{i}", p) for i, p in enumerate(SITE[:5])]
+    pages += [(f"http://gazette.example/{i}", p) for i, p in enumerate(other)]
+    warc = tmp_path / "crawl.warc.gz"
+    write_warc(warc, pages, compress=True)
+    out = tmp_path / "warc.html"
+    assert main(["explain", str(warc), "-o", str(out)]) == 0
+    doc = assert_inert(out.read_text(encoding="utf-8"))
+    rows = doc.xpath("//table[@class='pages']//tr[td]")
+    assert [r.xpath("td[2]")[0].text_content() for r in rows] == [url for url, _p in pages]
+    decided = [r.xpath("td[4]")[0].text_content() for r in rows]
+    assert (
+        decided
+        == ["site model: judged with the evidence of the site's 4 other learnt pages"] * 5
+        + ["site model: judged with the evidence of the site's 3 other learnt pages"] * 4
+    )
+    meta = doc.text_content()
+    assert "daily.example" in meta and "gazette.example" in meta
+
+
 def test_render_report_caps_the_pages_it_shows():
     from sst_cleaner.engine._explain import MAX_REPORT_PAGES
 

@@ -89,7 +89,9 @@ def run(args: Any) -> int:
             break
         name = printable_name(page.name)
         try:
-            explained.append(cleaners[page.site].explain((page.url, page.body, page.encoding), name=name))
+            why = cleaners[page.site].explain((page.url, page.body, page.encoding), name=name)
+            why.site = page.site  # a WARC's host; other pages are one site, unnamed
+            explained.append(why)
         except Exception as exc:  # one broken page never stops the report
             failed.append(f"{name}: {exc!r}")
             print(f"sst-cleaner: {name}: {exc!r}", file=sys.stderr)
