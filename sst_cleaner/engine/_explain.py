@@ -41,11 +41,13 @@ DEFAULT_REPORT_PAGES = 50
 MAX_REPORT_PAGES = 500
 #: blocks shown per page; the rest are counted
 MAX_BLOCKS_PER_PAGE = 400
-#: characters of a block's text shown, and of each sentence listed with its score
+#: characters of the whole report past which the remaining pages are listed, not shown
+MAX_REPORT_CHARS = 16_000_000
+#: characters of a block's text shown, and of the start of each sentence listed with its score
 MAX_BLOCK_CHARS = 600
-MAX_SENTENCE_CHARS = 240
+MAX_SENTENCE_CHARS = 60
 #: sentences listed per block with their scores
-MAX_SENTENCES_PER_BLOCK = 12
+MAX_SENTENCES_PER_BLOCK = 8
 #: characters of a page's name or URL, of a node's style path and of a page title
 MAX_NAME_CHARS = 300
 #: template nodes listed per page
@@ -53,25 +55,25 @@ MAX_TEMPLATE_NODES = 40
 #: a node is listed as template when at least this share of its text recurs on the site
 TEMPLATE_NODE_SHARE = 0.5
 
-#: the default method's features shown for a block, with what they mean; the values of
-#: a block's first sentence for block-wide features, the mean over its sentences for the
-#: sentence ones (SENTENCE_FEATURES)
+#: the default method's features shown for a block, their short names and what they mean;
+#: the values of a block's first sentence for block-wide features, the mean over its
+#: sentences for the sentence ones (SENTENCE_FEATURES)
 EVIDENCE = (
-    ("node_share", "template share of its node (SST: share of the node's text recurring across the site)"),
-    ("node_rate", "recurrence of its node on the site's pages (share of the page's template cohort)"),
-    ("sent_rec", "recurrence of its sentences on the site's pages (mean)"),
-    ("sent_rec2", "share of its sentences found on two or more other pages (informative sentences)"),
-    ("entropy", "sentence entropy E(S) over the node's pages (mean; informative sentences)"),
-    ("link_density", "link density (share of the block's text inside links)"),
-    ("in_cetd", "inside CETD's content region, the site's template zeroed (1 yes, 0 no)"),
-    ("in_cetd_top", "inside CETD's subtree of largest DensitySum (1 yes, 0 no)"),
-    ("in_main", "inside the page's main container (1 yes, 0 no)"),
-    ("in_top", "inside the densest prose container (1 yes, 0 no)"),
-    ("in_article", "inside <article> or <main> (1 yes, 0 no)"),
-    ("hint_boiler", "a container named as boilerplate (1 yes, 0 no)"),
-    ("hint_comment", "a container named as comments (1 yes, 0 no)"),
-    ("in_nav_like", "inside header, footer, nav, aside or form (1 yes, 0 no)"),
-    ("cohort", "the page's template cohort (share of other pages sharing its most common node)"),
+    ("node_share", "node template", "share of the block's node's text recurring across the site (SST)"),
+    ("node_rate", "node recurrence", "the site's pages having the block's node (share of the page's template cohort)"),
+    ("sent_rec", "sentence recurrence", "the site's pages carrying the block's sentences (mean share of the cohort)"),
+    ("sent_rec2", "sentences on 2+ pages", "share of its sentences on two or more other pages (informative sentences)"),
+    ("entropy", "entropy", "sentence entropy E(S) over the node's pages (mean; informative sentences)"),
+    ("link_density", "link density", "share of the block's text inside links"),
+    ("in_cetd", "CETD region", "inside CETD's content region, the site's template zeroed (1 yes, 0 no)"),
+    ("in_cetd_top", "CETD top", "inside CETD's subtree of largest DensitySum (1 yes, 0 no)"),
+    ("in_main", "main container", "inside the page's main container, most of its non-template text (1 yes, 0 no)"),
+    ("in_top", "prose container", "inside the densest prose container, as a reader view scores it (1 yes, 0 no)"),
+    ("in_article", "article", "inside <article> or <main> (1 yes, 0 no)"),
+    ("hint_boiler", "named boilerplate", "a container named as boilerplate: related, share, footer... (1 yes, 0 no)"),
+    ("hint_comment", "named comments", "a container named as comments (1 yes, 0 no)"),
+    ("in_nav_like", "nav-like", "inside header, footer, nav, aside or form (1 yes, 0 no)"),
+    ("cohort", "cohort", "the page's template cohort: share of other pages sharing its most common node"),
 )
 SENTENCE_FEATURES = frozenset(("sent_rec", "sent_rec2", "entropy"))
 
@@ -255,7 +257,7 @@ def _default_evidence(
         target = at[k]
         target.node = path
         first = mine[0][2]
-        for name, _doc in EVIDENCE:
+        for name, _short, _doc in EVIDENCE:
             j = position[name]
             if name in SENTENCE_FEATURES:
                 target.evidence[name] = sum(f[j] for _b, _s, f in mine) / len(mine)
@@ -398,12 +400,21 @@ def render_report(
     pages: list[PageExplanation], *, title: str = "sst-cleaner explain", not_shown: int = 0, skipped: Iterable[str] = ()
 ) -> str:
     """One self-contained HTML document of ``pages`` (at most :data:`MAX_REPORT_PAGES`:
-    the rest are counted with ``not_shown``); ``skipped``: inputs that could not be read
+    the rest are counted with ``not_shown``; past :data:`MAX_REPORT_CHARS` the remaining
+    pages are listed without their section); ``skipped``: inputs that could not be read
     or cleaned, listed as such."""
     if len(pages) > MAX_REPORT_PAGES:
         not_shown += len(pages) - MAX_REPORT_PAGES
         pages = pages[:MAX_REPORT_PAGES]
     skipped = list(skipped)
+    sections: list[str] = []
+    size = 0
+    for k, p in enumerate(pages, 1):
+        section = "\n".join(_page_section(k, p))
+        size += len(section)
+        if size > MAX_REPORT_CHARS:
+            break
+        sections.append(section)
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -414,26 +425,37 @@ def render_report(
         "</head><body>",
         f"<h1>{_e(title)}</h1>",
         '<p class="legend"><span class="lk">kept (informative)</span><span class="lr">removed (noise)</span></p>',
+        "<details><summary>What the evidence of a block means</summary><table>",
+        *(f"<tr><td>{_e(short)}</td><td>{_e(doc)}</td></tr>" for _name, short, doc in EVIDENCE),
+        "<tr><td>sentences</td><td>each sentence's probability (kept at the threshold or above) "
+        "and its start</td></tr>",
+        "<tr><td>CETD</td><td>the verdict of CETD alone (the text-density paper's method, page by page)</td></tr>",
+        "</table></details>",
         "<h2>Pages</h2>",
         '<table class="pages"><tr><th>#</th><th>page</th><th>status</th><th>decided by</th>'
         "<th>words kept</th><th>of</th></tr>",
     ]
     for k, p in enumerate(pages, 1):
         cls = "st-ok" if p.status == "ok" else "st-other"
+        number = f'<a href="#p{k}">{k}</a>' if k <= len(sections) else str(k)
         out.append(
-            f'<tr><td class="num"><a href="#p{k}">{k}</a></td><td>{_e(p.name)}</td>'
+            f'<tr><td class="num">{number}</td><td>{_e(p.name)}</td>'
             f'<td class="{cls}">{_e(p.status)}</td><td>{_e(p.decided)}</td>'
             f'<td class="num">{p.words_kept}</td><td class="num">{p.words_total}</td></tr>'
         )
     out.append("</table>")
+    if len(sections) < len(pages):
+        out.append(
+            f'<p class="note">The report reached its size cap: the last {len(pages) - len(sections)} pages '
+            "of the list are not shown.</p>"
+        )
     if not_shown:
         out.append(f'<p class="note">{not_shown} more pages not shown (the report shows at most the first ones).</p>')
     if skipped:
         out.append(f"<h3>Not explained ({len(skipped)})</h3><ul>")
         out.extend(f"<li>{_e(s)}</li>" for s in skipped[:MAX_REPORT_PAGES])
         out.append("</ul>")
-    for k, p in enumerate(pages, 1):
-        out.extend(_page_section(k, p))
+    out.extend(sections)
     out.append("</body></html>\n")
     return "\n".join(out)
 
@@ -479,6 +501,9 @@ def _page_section(k: int, p: PageExplanation) -> list[str]:
     return out
 
 
+_SHORT = {name: short for name, short, _doc in EVIDENCE}
+
+
 def _block(b: BlockExplanation) -> list[str]:
     verdict = "kept" if b.kept else "removed"
     head = f"{verdict} · score {_num(b.score)} · {_e(b.xpath)}"
@@ -488,26 +513,18 @@ def _block(b: BlockExplanation) -> list[str]:
         f'<div class="block {verdict}"><div class="head">{head}</div>',
         f'<div class="text">{_e(b.text, MAX_BLOCK_CHARS)}</div>',
     ]
-    if b.evidence or b.sentences:
-        out.append('<details class="ev"><summary>evidence</summary>')
-        if b.node:
-            out.append(f'<div class="head">node: {_e(b.node)}</div>')
-        if b.evidence:
-            out.append("<table>")
-            docs = dict(EVIDENCE)
-            for name, value in b.evidence.items():
-                out.append(f'<tr><td>{_e(docs.get(name, name))}</td><td class="num">{_num(float(value))}</td></tr>')
-            out.append("</table>")
-        if b.sentences:
-            out.append("<table><tr><th>sentence</th><th>probability</th></tr>")
-            for text, prob, kept in b.sentences[:MAX_SENTENCES_PER_BLOCK]:
-                cls = "s-kept" if kept else "s-removed"
-                out.append(
-                    f'<tr><td class="{cls}">{_e(text, MAX_SENTENCE_CHARS)}</td><td class="num">{_num(prob)}</td></tr>'
-                )
-            if len(b.sentences) > MAX_SENTENCES_PER_BLOCK:
-                out.append(f"<tr><td>{len(b.sentences) - MAX_SENTENCES_PER_BLOCK} more sentences</td><td></td></tr>")
-            out.append("</table>")
-        out.append("</details>")
+    if b.evidence:
+        line = " · ".join(f"{_e(_SHORT.get(n, n))} {_num(float(v))}" for n, v in b.evidence.items())
+        node = f"node {_e(b.node)} · " if b.node else ""
+        out.append(f'<div class="ev">{node}{line}</div>')
+    if b.sentences:
+        shown = [
+            f'<span class="{"s-kept" if kept else "s-removed"}">{_num(prob)} {_e(text, MAX_SENTENCE_CHARS)}</span>'
+            for text, prob, kept in b.sentences[:MAX_SENTENCES_PER_BLOCK]
+        ]
+        more = len(b.sentences) - MAX_SENTENCES_PER_BLOCK
+        if more > 0:
+            shown.append(f"{more} more")
+        out.append(f'<div class="ev">sentences: {" | ".join(shown)}</div>')
     out.append("</div>")
     return out
