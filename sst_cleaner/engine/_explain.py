@@ -168,17 +168,26 @@ def explain_page(
         notes.append("cleaning ran out of the page's time budget: no evidence was read")
         return exp
     budget = cleaner.limits.page_time_budget or None
+    # the verdict is the clean's: evidence that cannot be read costs the page its evidence
+    # (said in a note), never its place in the report
     if hasattr(impl, "score_page") and hasattr(impl, "stats"):
-        ok, got = run_with_budget(lambda: _default_evidence(cleaner, impl, source, url, blocks), budget)
+        try:
+            ok, got = run_with_budget(lambda: _default_evidence(cleaner, impl, source, url, blocks), budget)
+        except Exception as exc:
+            ok, got = True, None
+            notes.append(f"the evidence could not be read: {exc!r}")
         if ok and got is not None:
             exp.template_nodes = got
-        else:
+        elif not ok:
             notes.append("the evidence took longer than the page's time budget: not shown")
     else:
         notes.append(f"method {cleaner.method!r} gives a score per block, no further evidence")
-    ok, _ = run_with_budget(lambda: _cetd_verdicts(cleaner, source, url, blocks), budget)
-    if not ok:
-        notes.append("CETD's own verdict took longer than the page's time budget: not shown")
+    try:
+        ok, _ = run_with_budget(lambda: _cetd_verdicts(cleaner, source, url, blocks), budget)
+        if not ok:
+            notes.append("CETD's own verdict took longer than the page's time budget: not shown")
+    except Exception as exc:
+        notes.append(f"CETD's own verdict could not be read: {exc!r}")
     return exp
 
 
