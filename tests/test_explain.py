@@ -390,10 +390,22 @@ def test_the_rendered_report_makes_no_request(tmp_path):
 # -- a crawl -----------------------------------------------------------------------------
 
 
-def test_a_crawl_writes_its_explain_report_at_the_close(demo_server, tmp_path):
+def test_the_explain_settings_are_checked():
+    from sst_cleaner.scrapy._settings import load_config
+
+    assert load_config({}).explain_dir is None and load_config({}).explain_pages == 5
+    assert load_config({"SST_EXPLAIN_DIR": "out", "SST_EXPLAIN_PAGES": "2"}).explain_pages == 2
+    with pytest.raises(ValueError, match="SST_EXPLAIN_PAGES"):
+        load_config({"SST_EXPLAIN_PAGES": 0})
+
+
+@pytest.mark.parametrize("workers", ["process", "thread"])
+def test_a_crawl_writes_its_explain_report_at_the_close(demo_server, tmp_path, workers):
     from conftest import crawl_in_subprocess, sst_stat
 
     settings = {
+        "SST_METHOD": "default",
+        "SST_WORKERS": workers,
         "SST_SAMPLE_PAGES": 6,
         "SST_EXPLAIN_DIR": str(tmp_path / "explain"),
         "SST_EXPLAIN_PAGES": 3,
@@ -404,6 +416,8 @@ def test_a_crawl_writes_its_explain_report_at_the_close(demo_server, tmp_path):
     doc = assert_inert(path.read_text(encoding="utf-8"))
     pages = doc.xpath("//h2[starts-with(@id,'p')]")
     assert len(pages) == 3 == sst_stat(result, "explain_pages")  # one site, its first 3 pages
+    decided = [r.xpath("td[4]")[0].text_content() for r in doc.xpath("//table[@class='pages']//tr[td]")]
+    assert len(decided) == 3 and all(d.startswith("site model: judged with") for d in decided), decided
     assert doc.xpath("//div[contains(@class,'kept')]") and doc.xpath("//div[contains(@class,'removed')]")
     assert demo_server.url.split("//")[1].split("/")[0].split(":")[0] in doc.text_content()
     assert sst_stat(result, "errors") == 0
