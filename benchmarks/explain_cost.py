@@ -61,7 +61,8 @@ def main(argv=None) -> int:
         f"{n} pages of {len(sites)} sites: explain {explain_s / clean_s:.2f}x clean "
         f"({explain_s * 1000 / n:.1f} ms a page against {clean_s * 1000 / n:.1f} ms); "
         f"labels differing from the clean's: {mismatched}; report of {min(n, 500)} pages: "
-        f"{len(report.encode('utf-8')) / 1e6:.1f} MB, rendered in {render_s:.2f} s"
+        f"{len(report.encode('utf-8')) / 1e6:.1f} MB with {report.count('<h2 id=')} pages shown, "
+        f"rendered in {render_s:.2f} s"
     )
     return 1 if mismatched else 0
 
