@@ -150,6 +150,25 @@ def test_explain_says_which_step_decided():
     assert all(b.evidence == {} for b in cetd.blocks)
 
 
+def test_explain_says_when_the_page_level_scorer_decided_for_the_site_model(monkeypatch):
+    cleaner = SiteCleaner().fit(SITE)
+    # a site scorer keeping nothing, a page scorer keeping the article's prose (as
+    # tests/test_default_method.py makes the site model come back empty)
+    monkeypatch.setattr(
+        cleaner._impl._scorers,
+        "predict",
+        lambda rows, alone: [1.0 if alone and len(s.text) > 60 else 0.0 for _b, s, _f in rows],
+    )
+    page = site_page(4)
+    result = cleaner.clean(page)
+    why = cleaner.explain(page)
+    assert result.status == why.status == "site_empty" and why.method == "default(page-level)"
+    assert why.decided.startswith("site model kept almost nothing (site_empty): the page-level scorer decided")
+    assert [b.label for b in why.blocks] == [b.label for b in result.blocks]
+    assert any("the page-level scorer decided" in n for n in why.notes)
+    assert why.words_kept == len(result.text.split()) > 0
+
+
 # -- a hostile page --------------------------------------------------------------------
 
 

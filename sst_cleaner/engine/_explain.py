@@ -178,6 +178,11 @@ def explain_page(
             notes.append(f"the evidence could not be read: {exc!r}")
         if ok and got is not None:
             exp.template_nodes = got
+            if result.status == "site_empty" and result.method.endswith("(page-level)"):
+                notes.append(
+                    "the site model kept almost nothing, so the page-level scorer decided: the labels and "
+                    "block scores are its, the sentences' probabilities shown are the site model's"
+                )
         elif not ok:
             notes.append("the evidence took longer than the page's time budget: not shown")
     else:
