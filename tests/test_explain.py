@@ -257,6 +257,24 @@ def test_explain_learns_each_site_of_a_warc(tmp_path):
     assert "daily.example" in meta and "gazette.example" in meta
 
 
+def test_explain_with_a_saved_model(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    for i, page in enumerate(SITE):
+        (site / f"p{i}.html").write_text(page, encoding="utf-8")
+    new = tmp_path / "new.html"
+    new.write_text(site_page(30), encoding="utf-8")
+    model = tmp_path / "site.json"
+    assert main(["fit", str(site), "--model", str(model)]) == 0
+    out = tmp_path / "model.html"
+    assert main(["explain", str(new), "--model", str(model), "-o", str(out)]) == 0
+    doc = assert_inert(out.read_text(encoding="utf-8"))
+    assert "judged with the evidence of the site's 8 other learnt pages" in doc.text_content()
+    model.write_text('{"not": "a model"}', encoding="utf-8")
+    assert main(["explain", str(new), "--model", str(model), "-o", str(tmp_path / "x.html")]) == 3
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_render_report_caps_the_pages_it_shows():
     from sst_cleaner.engine._explain import MAX_REPORT_PAGES
 
