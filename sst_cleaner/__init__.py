@@ -5,6 +5,7 @@ The engine (:mod:`sst_cleaner.engine`) is framework-free:
     from sst_cleaner import SiteCleaner
     cleaner = SiteCleaner().fit(pages_of_one_site)
     print(cleaner.clean(html).text)
+    sst_cleaner.explain(pages_of_one_site, "report.html")  # why each block was kept or not
 
 The Scrapy layer (:mod:`sst_cleaner.scrapy`: ``Addon``, ``SSTSpiderMiddleware``,
 ``SSTPipeline``, ``InformativeLinkExtractor``) is imported on first use, so using the
@@ -22,8 +23,10 @@ from sst_cleaner.engine import (
     CleanResult,
     Limits,
     ModelFormatError,
+    PageExplanation,
     SiteCleaner,
     available_methods,
+    explain,
     register_method,
 )
 
@@ -34,9 +37,11 @@ __all__ = [
     "CleanResult",
     "Limits",
     "ModelFormatError",
+    "PageExplanation",
     "SiteCleaner",
     "__version__",
     "available_methods",
+    "explain",
     "register_method",
     *_SCRAPY,
 ]

@@ -3,6 +3,7 @@
     sst-cleaner site PAGES... [-o out.jsonl]        learn each site of the pages, clean every page
     sst-cleaner fit PAGES... --model site.json      learn one site model and save it
     sst-cleaner clean PAGES... [--model site.json]  clean with a saved model (none: page by page)
+    sst-cleaner explain PAGES... -o report.html     why each block was kept or removed (HTML)
     sst-cleaner methods                             list the cleaning methods
     sst-cleaner --version
 
@@ -250,6 +251,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Clean pages with a saved site model, or page by page without one.",
     )
     p.add_argument("--model", help="model file written by `fit` (none: page-level cleaning)")
+    from sst_cleaner.cli import _explain
+
+    _explain.add_parser(sub, [common, jobs])
     sub.add_parser("methods", help="list the cleaning methods")
     return ap
 
@@ -340,6 +344,10 @@ SAMPLE_BYTES = 96 * 1024 * 1024
 def _run(args) -> int:
     from sst_cleaner.engine._model_io import ModelFormatError
 
+    if args.command == "explain":
+        from sst_cleaner.cli._explain import run
+
+        return run(args)
     errors: list = []
     if args.command == "fit" or "-" in args.pages:
         # fit learns from every page; standard input cannot be read twice

@@ -9,6 +9,7 @@ the page mapped onto it -> :class:`CleanResult`.
 from sst_cleaner.engine import _segment
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._dom import PreparedPage, as_page, decode_html, normalize_space, parse_html
+from sst_cleaner.engine._explain import PageExplanation, explain
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, Limits
 from sst_cleaner.engine._metadata import extract_metadata
 from sst_cleaner.engine._model_io import ModelFormatError
@@ -31,11 +32,13 @@ __all__ = [
     "Limits",
     "Method",
     "ModelFormatError",
+    "PageExplanation",
     "PreparedPage",
     "SiteCleaner",
     "as_page",
     "available_methods",
     "decode_html",
+    "explain",
     "extract_metadata",
     "learns_in_shards",
     "normalize_space",

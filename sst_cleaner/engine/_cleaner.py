@@ -5,6 +5,7 @@
     cleaner.partial_fit(page)
     result = cleaner.clean(html, url=None)  # works before fit (page-level fallback)
     cleaner.save(path); SiteCleaner.load(path)
+    why = cleaner.explain(html, url=None)   # each block's verdict and its evidence
 
 A *method* is a class registered with :func:`register_method`. It receives prepared pages
 (:class:`~sst_cleaner.engine._dom.PreparedPage`) and must implement::
@@ -341,6 +342,17 @@ class SiteCleaner:
         if not isinstance(html, PreparedPage):
             result.source = html
         return result
+
+    def explain(self, html: PageInput, url: Optional[str] = None, *, name: Optional[str] = None) -> Any:
+        """Clean ``html`` as :meth:`clean` does and say why: a
+        :class:`~sst_cleaner.engine._explain.PageExplanation` with each block's verdict, score
+        and evidence, the site model's template nodes on the page and the step that decided
+        it (see :mod:`~sst_cleaner.engine._explain`; ``render_report`` there writes it as HTML).
+        Slower than :meth:`clean` (the evidence is read apart from it); the model is not
+        changed."""
+        from sst_cleaner.engine._explain import explain_page
+
+        return explain_page(self, html, url, name)
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -26,6 +26,7 @@ from itemadapter import ItemAdapter
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
+from sst_cleaner.scrapy._explain_sample import ExplainSample
 from sst_cleaner.scrapy._settings import component_config, outputs_of
 from sst_cleaner.scrapy._site_models import PageRecord
 from sst_cleaner.scrapy._workers import CleanFields
@@ -89,6 +90,9 @@ class SSTPipeline:
         ]
         self._outputs = outputs_of(config)
         self._truncated_sites: set = set()
+        self.explain: Optional[ExplainSample] = (
+            ExplainSample(config.explain_dir, config.explain_pages, self.store) if config.explain_dir else None
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "SSTPipeline":
@@ -96,6 +100,14 @@ class SSTPipeline:
 
     def open_spider(self, spider: Any = None) -> None:
         self.store.open()
+
+    def close_spider(self, spider: Any = None) -> Any:
+        """Write the explain report (``SST_EXPLAIN_DIR``), in a thread: the close waits for
+        it, the reactor does not."""
+        if self.explain is None:
+            return None
+        name = getattr(spider, "name", None) or getattr(getattr(self.crawler, "spider", None), "name", None)
+        return self.explain.write(name)
 
     # -- field checks ----------------------------------------------------------------------
     def _check_class(self, item: Any) -> Optional[str]:
@@ -271,6 +283,8 @@ class SSTPipeline:
             self._log_truncated(page)
         outcome = (result, status)
         page.clean_result = outcome
+        if self.explain is not None:
+            self.explain.offer(page)
         for waiter in waiters:
             waiter.callback(outcome)
         return outcome

@@ -292,6 +292,16 @@ class SSTConfig:
         "site models each worker process, and the Scrapy process for its copies, keeps in memory (0: all)",
         _number(int, 0),
     )
+    explain_dir: Optional[str] = setting(
+        "SST_EXPLAIN_DIR",
+        "str (path) or None",
+        None,
+        "folder the crawl's explain report (why each block was kept) is written to at the close",
+        _model_dir,
+    )
+    explain_pages: int = setting(
+        "SST_EXPLAIN_PAGES", "int", 5, "pages of each site in the explain report (the first cleaned)", _number(int, 1)
+    )
     status_field: Optional[str] = setting(
         "SST_STATUS_FIELD",
         "str or None",
