@@ -97,11 +97,17 @@ class SiteModelStore:
         self.files = ModelFiles(config, self._models, self.dispatch, self.inc, self.lock)
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
+        from sst_cleaner.engine._registry import method_class
+
+        try:
+            method_class(config.method)
+        except ValueError as exc:
+            raise ValueError(f"sst-cleaner: SST_METHOD: {exc}") from None
         try:
             SiteCleaner(config.method, **config.params)
         except Exception as exc:
             raise ValueError(
-                f"sst-cleaner: cannot create method {config.method!r} with SST_PARAMS {config.params!r}: {exc}"
+                f"sst-cleaner: SST_PARAMS {config.params!r} do not fit method {config.method!r}: {exc}"
             ) from exc
 
     # -- stats helper
