@@ -37,9 +37,9 @@ feed exports see them exactly as any other item. Those wrappers, and every other
 Scrapy internals or of one Scrapy version's API, are in :mod:`sst_cleaner.scrapy._compat`.
 """
 
-# Over 600 lines, kept in one module: most of it is SSTSpiderMiddleware, whose methods share
-# its per-site state (buffered pages, models, fallbacks); the stores and the worker pool
-# live elsewhere.
+# One module: SSTSpiderMiddleware's methods share its per-site state (held pages, models,
+# fallbacks), and the error reporter and the bad-settings stand-in are what it and the
+# pipeline share; the stores and the worker pool live elsewhere.
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ This module's top half runs in the workers (module globals hold the worker's mod
 model store's) turns into Deferreds fired on the reactor thread.
 """
 
-# Over 600 lines, kept in one module: the worker side and the Scrapy side of one pipe
-# protocol, kept together so the two cannot drift apart.
+# One module for both ends of the pipe: the worker side and the Scrapy side of one
+# protocol are read and changed together, so the two cannot drift apart.
 
 from __future__ import annotations
 
