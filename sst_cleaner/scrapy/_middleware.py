@@ -689,7 +689,14 @@ class SSTSpiderMiddleware:
             self._start_sample_build(hold)
 
     def _fit_ended(self, hold: _SiteHold) -> None:
-        for waiter in self.book.fit_ended(hold):
+        waiters, late = self.book.fit_ended(hold)
+        # the pages that came during the fit are learnt now, before their released items
+        # are cleaned (the site's worker takes its calls in order): a re-crawl with the
+        # saved model then has nothing new to learn, and cleans as this crawl did
+        if self.store.has_model(hold.site):
+            for page in late:
+                self._maybe_refine(page)
+        for waiter in waiters:
             waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
@@ -720,7 +727,7 @@ class SSTSpiderMiddleware:
                 self.errors.report(
                     "refine", result.value, f"site {page.site}, page {page.url}", "the model stays as it was"
                 )
-            elif result is not None:  # None: skipped (no model, or the worker's budget spent)
+            elif result is not None:  # None: nothing added (no model, learnt already, skipped)
                 self.store.inc("pages_refined")
 
         self.store.refine(page.site, page).addBoth(done)

@@ -263,8 +263,10 @@ class SiteModelStore:
         return max(self._models.n_pages(site), self.dispatch.remote_pages.get(site, 0))
 
     def refine(self, site: str, page: PageRecord):
-        """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
-        from sst_cleaner.scrapy._workers import REFINE_SKIPPED, refine_site
+        """``partial_fit`` of the site's model with ``page``; a Deferred of the model's page
+        count, or None when nothing was added (no model, the page learnt already, or the
+        refinement budget spent)."""
+        from sst_cleaner.scrapy._workers import REFINE_NOT_ADDED, REFINE_SKIPPED, refine_site
 
         models, lock = self._models, self.lock(site)
         if self._refine_budget is None:
@@ -283,6 +285,8 @@ class SiteModelStore:
         def done(n_pages: Optional[int]) -> Optional[int]:
             if n_pages == REFINE_SKIPPED:
                 self.inc("refinements_skipped")
+                return None
+            if n_pages == REFINE_NOT_ADDED:  # learnt already, or skipped: nothing added
                 return None
             if n_pages is not None and site in self.dispatch.remote_pages:
                 self.dispatch.remote_pages[site] = max(self.dispatch.remote_pages[site], n_pages)
