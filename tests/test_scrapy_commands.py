@@ -151,6 +151,7 @@ def test_held_items_count_towards_closespider_itemcount(demo_server, tmp_path):
         ("SST_FORMAT=pdf", "SST_FORMAT must be one of text, markdown, html, got 'pdf'"),
         ("SST_SITE_KEY=no_such_module.key", "SST_SITE_KEY 'no_such_module.key' cannot be imported"),
         ("SST_PARAMS={oops", "SST_PARAMS must be a JSON object on the command line"),
+        ("SST_WORKER_INIT=no_such_module.setup", "SST_WORKER_INIT 'no_such_module.setup': no module"),
     ],
 )
 def test_a_bad_setting_is_one_error_line_and_stops_the_crawl(project, setting, says):

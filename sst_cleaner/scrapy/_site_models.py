@@ -64,6 +64,21 @@ def active_store() -> Optional["SiteModelStore"]:
     return _ACTIVE
 
 
+def _check_worker_init(path: str) -> None:
+    """Fail now if ``SST_WORKER_INIT`` names no module: every worker process would die at
+    its start, and the crawl fall back to threads after the restarts. The module itself is
+    only found, not run: its function is meant for the workers."""
+    from importlib.util import find_spec
+
+    module, _, _ = path.rpartition(".")
+    try:
+        found = bool(module) and find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ValueError(f"sst-cleaner: SST_WORKER_INIT {path!r}: no module {module or path!r} to import")
+
+
 # -- the store ---------------------------------------------------------------------------
 
 
@@ -109,6 +124,8 @@ class SiteModelStore:
             raise ValueError(
                 f"sst-cleaner: SST_PARAMS {config.params!r} do not fit method {config.method!r}: {exc}"
             ) from exc
+        if config.worker_init and config.workers == "process":
+            _check_worker_init(config.worker_init)
 
     # -- stats helper
     def inc(self, key: str, count: float = 1) -> None:
