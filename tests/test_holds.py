@@ -192,9 +192,28 @@ def test_fit_ended_releases_the_items_and_hands_back_the_waiters():
     hold = held_site(book, clock, "a", items=["x"])
     hold.building = True
     hold.waiters.extend(["w1", "w2"])
-    assert book.fit_ended(hold) == ["w1", "w2"]
+    assert book.fit_ended(hold) == (["w1", "w2"], [])
     assert not hold.building and not hold.waiters and book.get("a") is None
     assert list(book.ready) == ["x"] and book.held_bytes == 0
+
+
+def test_pages_the_fit_does_not_see_are_handed_back_after_it():
+    """Pages past the full sample, and pages that come during the fit, are handed back
+    when it ends (to be learnt then); an eviction during the fit lets them go."""
+    book, _, clock = make_book(sample_pages=2)
+    hold = held_site(book, clock, "a", pages=2)
+    past_sample = FakePage("a")
+    book.add_sample_page(hold, past_sample)
+    hold.building = True
+    during = FakePage("a")
+    book.add_sample_page(hold, during)
+    assert book.fit_ended(hold) == ([], [past_sample, during])
+
+    evicted = held_site(book, clock, "b", pages=2)
+    evicted.building = True
+    book.add_sample_page(evicted, FakePage("b", size=20_000))  # past the byte cap
+    book.enforce_bounds()
+    assert book.fit_ended(evicted) == ([], [])
 
 
 def test_status_for_the_periodic_log_line():

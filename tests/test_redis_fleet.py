@@ -64,11 +64,17 @@ def _exactly_once(result: dict) -> None:
     assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
 
 
-def _wait_for(predicate, timeout: float = 60, what: str = "") -> None:
+def _wait_for(predicate, what: str = "", alive: tuple = (), timeout: float = 600) -> None:
+    """Wait until ``predicate()`` holds. Fails at once if a process in ``alive`` ended (its
+    crawl can no longer make it true); ``timeout`` only guards against a hung test, the
+    condition is what is waited on, so a loaded machine only makes it slower."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
+        ended = [proc.args[-1] for proc in alive if proc.poll() is not None]
+        if ended:
+            raise AssertionError(f"a crawl ended ({ended}) before {what}")
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
 
@@ -189,22 +195,35 @@ def test_a_builder_killed_mid_fit_loses_its_lock_and_another_worker_builds(demo_
         "SST_METHOD": "slowfit",
         "SST_WORKERS": "thread",
         "SST_SAMPLE_PAGES": 5,
-        "SST_REDIS_LOCK_TTL": 1.5,
+        # renewed every third of it: the slack lets a loaded machine renew late
+        "SST_REDIS_LOCK_TTL": 3.0,
     }
-    # A: its fit sleeps a minute; it is killed while it holds the site's lock
+    started = tmp_path / "a-fit-started"
+    # A: its fit waits for a file nobody creates; it is killed while it holds the site's lock
+    a_params = {"fit_started": str(started), "fit_until": str(tmp_path / "never")}
     doomed, _ = _start_crawl(
-        tmp_path, "doomed", url=demo_server.url, slow_fit=60, settings=dict(base, SST_PARAMS={"fit_sleep": 60})
+        tmp_path, "doomed", url=demo_server.url, slow_fit=True, settings=dict(base, SST_PARAMS=a_params)
     )
     try:
-        _wait_for(lambda: fleet.client.exists(lock), what="the first worker to take the build lock")
+        _wait_for(started.exists, what="the first worker to start its fit", alive=(doomed,))
+        token = fleet.client.get(lock)
+        assert token is not None  # taken before the fit starts
         # B: finds the shared sample complete and waits for A, which renews its lock
-        proc, out = _start_crawl(
-            tmp_path, "survivor", url=demo_server.url, slow_fit=0, settings=dict(base, SST_PARAMS={"fit_sleep": 0})
-        )
+        proc, out = _start_crawl(tmp_path, "survivor", url=demo_server.url, slow_fit=True, settings=base)
         b_log = tmp_path / "log-survivor.txt"
-        _wait_for(lambda: "waiting for another worker" in b_log.read_text(), what="B to wait for A")
-        time.sleep(2.0)  # longer than the lock's TTL: A's renewals keep it
-        assert fleet.client.exists(lock) and doomed.poll() is None
+        _wait_for(
+            lambda: "waiting for another worker" in b_log.read_text(), what="B to wait for A", alive=(doomed, proc)
+        )
+        # A's renewals keep its lock: its time to live goes up again, and it is still A's
+        last = [fleet.client.pttl(lock)]
+
+        def renewed() -> bool:
+            now = fleet.client.pttl(lock)
+            went_up, last[0] = now > last[0], now
+            return went_up
+
+        _wait_for(renewed, what="A to renew its lock", alive=(doomed, proc))
+        assert fleet.client.get(lock) == token and doomed.poll() is None
     finally:
         doomed.send_signal(signal.SIGKILL)
         doomed.wait()
@@ -241,7 +260,7 @@ def test_redis_failing_mid_crawl_leaves_local_models_and_loses_no_item(demo_serv
             },
         )
         try:
-            _wait_for(lambda: fleet.client.exists(fleet.total_key), what="a page shared through Redis")
+            _wait_for(lambda: fleet.client.exists(fleet.total_key), what="a page shared through Redis", alive=(proc,))
             if how == "stopped":
                 server.stop()
             else:  # alive but silent: every call times out

@@ -140,5 +140,28 @@ def test_held_items_count_towards_closespider_itemcount(demo_server, tmp_path):
     # 38 with these settings, and so does the crawl with the add-on now
     total = 2 * len(demo_server.site.article_paths)
     assert len(result["received"]) < total, (len(result["received"]), total)
-    assert "CLOSESPIDER_ITEMCOUNT (10) reached with held items" in result["log"]
+    assert "CLOSESPIDER_ITEMCOUNT (10) reached" in result["log"]
     assert all(r["text"] for r in result["received"])
+
+
+@pytest.mark.parametrize(
+    "setting, says",
+    [
+        ("SST_METHOD=nope", "SST_METHOD: unknown method 'nope'; choose one of cetd, default"),
+        ("SST_FORMAT=pdf", "SST_FORMAT must be one of text, markdown, html, got 'pdf'"),
+        ("SST_SITE_KEY=no_such_module.key", "SST_SITE_KEY 'no_such_module.key' cannot be imported"),
+        ("SST_PARAMS={oops", "SST_PARAMS must be a JSON object on the command line"),
+        ("SST_WORKER_INIT=no_such_module.setup", "SST_WORKER_INIT 'no_such_module.setup': no module"),
+    ],
+)
+def test_a_bad_setting_is_one_error_line_and_stops_the_crawl(project, setting, says):
+    """A bad value used to end in "Task exception was never retrieved" and a traceback of
+    ~40 lines (a component raising while Scrapy builds it)."""
+    root, _ = project
+    proc = _scrapy(root, "crawl", "demo", "-s", setting, "-s", "LOG_LEVEL=INFO")
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "Task exception" not in out, out[-3000:]
+    errors = [line for line in out.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1 and says in errors[0] and "the crawl is stopped" in errors[0], errors or out[-3000:]
+    assert "Spider closed (sst_bad_setting)" in out
+    assert "'downloader/request_count'" not in out  # nothing was crawled

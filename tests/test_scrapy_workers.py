@@ -66,14 +66,13 @@ def _crash_once(workdir, url: str) -> dict:
 
 
 def _reuse_pair(workdir, url: str) -> tuple[dict, dict]:
-    """A thread-mode crawl saves the model; a process-mode crawl loads it in its worker."""
+    """A thread-mode crawl of part of the site saves the model; a process-mode crawl of the
+    whole site loads it in its worker, and learns the pages the first did not see."""
     base = {"SST_MODEL_DIR": str(workdir / "models"), "SST_SAMPLE_PAGES": 5}
     first = crawl_in_subprocess(
-        workdir, "reuse-threads", url=url, max_pages=15, settings=dict(base, SST_WORKERS="thread")
+        workdir, "reuse-threads", url=url, settings=dict(base, SST_WORKERS="thread", CLOSESPIDER_PAGECOUNT=12)
     )
-    second = crawl_in_subprocess(
-        workdir, "reuse-processes", url=url, max_pages=15, settings=dict(base, SST_WORKERS="process")
-    )
+    second = crawl_in_subprocess(workdir, "reuse-processes", url=url, settings=dict(base, SST_WORKERS="process"))
     return first, second
 
 
@@ -177,9 +176,10 @@ def test_model_saved_by_threads_is_loaded_by_a_worker(crawls):
     assert sst_stat(second, "models_loaded") == 1 and sst_stat(second, "worker_processes") >= 1
     assert sst_stat(second, "models_built") == 0 and sst_stat(second, "items_held") == 0
     # cleaned by the loaded model in the worker (not the page-level fallback), and saved
-    # again by the worker that refined it
+    # again by the worker that refined it with the pages the first crawl had not seen
     assert all(r["text"] and r["status"] == "cleaned" for r in second["received"])
-    assert sst_stat(second, "models_saved") == 1
+    assert sst_stat(second, "pages_seen") > sst_stat(first, "pages_seen")
+    assert sst_stat(second, "pages_refined") > 0 and sst_stat(second, "models_saved") == 1
 
 
 # -- settings -------------------------------------------------------------------------------

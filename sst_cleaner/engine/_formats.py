@@ -66,10 +66,6 @@ def _names_permalink(marks: str) -> bool:
     return _PERMALINK_WORDS_FOLDED.search(marks.lower()) is not None
 
 
-def has_permalinks(root: etree._Element) -> bool:
-    return any(is_permalink(a) for a in root.iter("a"))
-
-
 # -- one block's own content ---------------------------------------------------------------
 
 

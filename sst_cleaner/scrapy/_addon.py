@@ -8,7 +8,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
-from sst_cleaner.scrapy._settings import load_config
+from sst_cleaner.scrapy._settings import enabled
 
 MIDDLEWARE = "sst_cleaner.scrapy.SSTSpiderMiddleware"
 PIPELINE = "sst_cleaner.scrapy.SSTPipeline"
@@ -31,7 +31,9 @@ class Addon:
         return cls(crawler)
 
     def update_settings(self, settings: Any) -> None:
-        if not load_config(settings).enabled:
+        # only SST_ENABLED is read here: a bad value of another setting is reported by the
+        # components, as one line (see BadSettings), not by a traceback from the add-on
+        if not enabled(settings):
             raise NotConfigured("sst-cleaner is disabled (SST_ENABLED = False)")
         _add_component(settings, "SPIDER_MIDDLEWARES", MIDDLEWARE, MIDDLEWARE_PRIORITY)
         _add_component(settings, "ITEM_PIPELINES", PIPELINE, PIPELINE_PRIORITY)

@@ -9,9 +9,12 @@ it and why; when support for a version ends, its branch goes here and nowhere el
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Awaitable, Callable, Optional
 
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+
+logger = logging.getLogger(__name__)
 
 
 def engine_scraper(crawler: Any) -> Optional[Any]:
@@ -77,3 +80,20 @@ async def start_itemproc(scraper: Any, item: Any) -> None:
         await maybe_deferred_to_future(result)
     elif result is not None:
         await result
+
+
+def close_spider(crawler: Any, reason: str) -> None:
+    """Ask the engine to close the spider with ``reason``, without waiting for it (the
+    caller may be inside the spider output the close waits for). A spider already closing
+    stays closing with its first reason.
+
+    Scrapy >= 2.14: ``engine.close_spider_async(reason=...)`` is a coroutine.
+    Scrapy 2.13: ``engine.close_spider(spider, reason)`` returns a Deferred."""
+    engine = getattr(crawler, "engine", None)
+    if engine is None:
+        return
+    if hasattr(engine, "close_spider_async"):
+        d = deferred_from_coro(engine.close_spider_async(reason=reason))
+    else:
+        d = engine.close_spider(crawler.spider, reason)
+    d.addErrback(lambda f: logger.error("sst: closing the spider failed: %s", f.value))

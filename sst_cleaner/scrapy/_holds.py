@@ -37,7 +37,7 @@ class Stats(Protocol):
 class _SiteHold:
     """A site without a model yet: its sample pages and the items waiting for the model."""
 
-    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes", "waiters")
+    __slots__ = ("site", "pages", "page_ids", "items", "since", "building", "bytes", "waiters", "late")
 
     def __init__(self, site: str, since: float):
         self.site = site
@@ -48,6 +48,9 @@ class _SiteHold:
         self.building = False
         self.bytes = 0  # bytes of pages kept only because of this hold
         self.waiters: list[Any] = []  # the middleware's Deferreds, fired when a running fit ends
+        # pages the fit does not see (they came during it, or past a full sample): learnt
+        # after it, or a re-crawl with the saved model would learn them and clean otherwise
+        self.late: list[PageRecord] = []
 
 
 class HoldBook:
@@ -104,6 +107,8 @@ class HoldBook:
         if id(page) in hold.page_ids:
             return
         hold.page_ids.add(id(page))
+        if hold.building or len(hold.pages) >= self.sample_pages:
+            hold.late.append(page)
         if len(hold.pages) < self.sample_pages:  # during a fit too: it may end without a model
             hold.pages.append(page)
         if self.on_sample_page is not None and not hold.building:
@@ -131,13 +136,15 @@ class HoldBook:
         if self.holds.get(hold.site) is hold:
             del self.holds[hold.site]
 
-    def fit_ended(self, hold: _SiteHold) -> list[Any]:
+    def fit_ended(self, hold: _SiteHold) -> tuple[list[Any], list[PageRecord]]:
         """``hold``'s fit ended (with a model or not): release its items and drop it.
-        Returns the waiters of the fit, for the caller to fire."""
+        Returns the waiters of the fit, for the caller to fire, and the pages the fit did
+        not see, for the caller to learn from if the site has a model now."""
         hold.building = False
         self.drop_hold(hold)
         waiters, hold.waiters = hold.waiters, []
-        return waiters
+        late, hold.late = hold.late, []
+        return waiters, late
 
     # -- bounds ------------------------------------------------------------------------------
     def within_bounds(self) -> bool:
@@ -162,6 +169,7 @@ class HoldBook:
             else:
                 self.release(hold, hold.items)
                 hold.items = []
+                hold.late = []
                 sample_bytes = sum(p.size for p in hold.pages)
                 self.held_bytes -= hold.bytes - sample_bytes
                 hold.bytes = sample_bytes

@@ -209,10 +209,6 @@ class InformativeLinkExtractor(LinkExtractor):
             return store.get(host_key(url)), None
         return None, None
 
-    def model_for(self, url: str):
-        """The site's ``SiteCleaner`` or None ("no model yet")."""
-        return self._lookup(url)[0]
-
     # -- extraction -----------------------------------------------------------------
     def extract_links(self, response) -> list[Link]:
         links = super().extract_links(response)

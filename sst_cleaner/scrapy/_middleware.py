@@ -37,9 +37,9 @@ feed exports see them exactly as any other item. Those wrappers, and every other
 Scrapy internals or of one Scrapy version's API, are in :mod:`sst_cleaner.scrapy._compat`.
 """
 
-# Over 600 lines, kept in one module: most of it is SSTSpiderMiddleware, whose methods share
-# its per-site state (buffered pages, models, fallbacks); the stores and the worker pool
-# live elsewhere.
+# One module: SSTSpiderMiddleware's methods share its per-site state (held pages, models,
+# fallbacks), and the error reporter and the bad-settings stand-in are what it and the
+# pipeline share; the stores and the worker pool live elsewhere.
 
 from __future__ import annotations
 
@@ -55,7 +55,13 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from sst_cleaner.scrapy._compat import engine_scraper, hook_scraper_close, shared_queue, start_itemproc
+from sst_cleaner.scrapy._compat import (
+    close_spider,
+    engine_scraper,
+    hook_scraper_close,
+    shared_queue,
+    start_itemproc,
+)
 from sst_cleaner.scrapy._holds import HoldBook, _SiteHold
 from sst_cleaner.scrapy._settings import component_config, load_config, store_url
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
@@ -212,6 +218,50 @@ def get_errors(crawler: Any) -> ErrorReporter:
     return errors
 
 
+#: the finish reason of a crawl stopped by a bad ``SST_*`` setting
+BAD_SETTING_REASON = "sst_bad_setting"
+
+
+class BadSettings:
+    """Stands in for the middleware and the pipeline when an ``SST_*`` setting is bad.
+
+    A component that raises while Scrapy builds it ends the crawl with an unretrieved task
+    exception and a long traceback, and the command still exits 0: the cause is hard to
+    find. A crawl that went on without cleaning would be worse: its items would lack their
+    text. So the bad setting is one ERROR line naming it (and its valid values), and this
+    stand-in stops the crawl before anything is requested: its ``process_start`` drops the
+    start requests and it closes the spider when it opens (finish reason
+    ``sst_bad_setting``). Items reaching it pass unchanged."""
+
+    def __init__(self, crawler: Any, error: Exception):
+        self.crawler = crawler
+        self.error = error
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return
+        yield  # an async generator that yields nothing
+
+    def process_item(self, item: Any, spider: Any = None) -> Any:
+        return item
+
+    def spider_opened(self, spider: Any = None) -> None:
+        close_spider(self.crawler, BAD_SETTING_REASON)
+
+
+def refuse_bad_settings(crawler: Any, error: Exception) -> BadSettings:
+    """The crawl's :class:`BadSettings` stand-in; its error is logged once, whichever
+    component meets it first."""
+    refusal = getattr(crawler, "_sst_bad_settings", None)
+    if refusal is None:
+        message = str(error)
+        if not message.startswith("sst-cleaner:"):
+            message = f"sst-cleaner: {message}"
+        logger.error("%s; the crawl is stopped", message)
+        refusal = crawler._sst_bad_settings = BadSettings(crawler, error)
+    return refusal
+
+
 class SSTSpiderMiddleware:
     """Records pages, holds items until their site has a model, releases them."""
 
@@ -227,6 +277,7 @@ class SSTSpiderMiddleware:
         self._refining: dict[str, int] = {}
         self._item_count = crawler.settings.getint("CLOSESPIDER_ITEMCOUNT", 0)
         self._count_reached = False  # from then on, nothing is held
+        self._items_out = 0  # items this middleware handed on, minus those dropped since
         self._failed: set[str] = set()  # sites whose fit raised: not held again
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -251,8 +302,13 @@ class SSTSpiderMiddleware:
         )
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "SSTSpiderMiddleware":
-        return cls(crawler)
+    def from_crawler(cls, crawler: Any) -> Any:
+        """The middleware, or with a bad ``SST_*`` setting the :class:`BadSettings`
+        stand-in that stops the crawl."""
+        try:
+            return cls(crawler)
+        except ValueError as exc:  # a bad setting (component_config, the store's checks)
+            return refuse_bad_settings(crawler, exc)
 
     # -- signals ---------------------------------------------------------------------------
     def spider_opened(self, spider: Any = None) -> None:
@@ -350,8 +406,10 @@ class SSTSpiderMiddleware:
             self._flush_failed("the scheduler dropped the flush request")
 
     def _item_gone(self, item: Any = None, **kwargs: Any) -> None:
-        # dropped or failed before our pipeline saw it: forget its page
+        # dropped or failed before our pipeline saw it: forget its page; and Scrapy does
+        # not count it towards CLOSESPIDER_ITEMCOUNT, so neither does the middleware
         self.store.forget(item)
+        self._items_out -= 1
 
     def _pending(self) -> int:
         return self.book.pending()
@@ -392,6 +450,7 @@ class SSTSpiderMiddleware:
                     self.store.inc("items_passed_non_html")
                     # the marker stands in for a page: the pipeline flags the item "non_html"
                     self.store.bind(out, NON_HTML)  # type: ignore[arg-type]
+                    self._items_out += 1
                     yield out
                     continue
                 self.store.bind(out, page)
@@ -402,7 +461,7 @@ class SSTSpiderMiddleware:
                         while self.book.ready:
                             yield self._pop_ready()
                 else:
-                    yield self.store.item_out(out)
+                    yield self._item_out(out)
         except Exception:
             # the callback raised after yielding some items (Scrapy logs and counts the
             # error itself, after the items yielded before it): the page is recorded and
@@ -454,7 +513,13 @@ class SSTSpiderMiddleware:
 
     def _pop_ready(self) -> Any:
         """The next released item, counted as out of the middleware (see _backpressure)."""
-        return self.store.item_out(self.book.ready.popleft())
+        return self._item_out(self.book.ready.popleft())
+
+    def _item_out(self, item: Any) -> Any:
+        """``item`` leaves the middleware: counted for the pages' bytes (see _backpressure)
+        and for CLOSESPIDER_ITEMCOUNT (see _item_count_reached)."""
+        self._items_out += 1
+        return self.store.item_out(item)
 
     async def _backpressure(self) -> None:
         """Released pages still waiting for their items to be cleaned count against
@@ -506,22 +571,34 @@ class SSTSpiderMiddleware:
             yield self._pop_ready()
 
     def _item_count_reached(self) -> bool:
-        """Whether the items scraped and held together reach CLOSESPIDER_ITEMCOUNT.
+        """Whether the items handed on and held together reach CLOSESPIDER_ITEMCOUNT; the
+        first time they do, the crawl is closed as Scrapy's CloseSpider extension would.
 
-        Scrapy counts items as they are scraped, and held items are not yet: without
-        this a crawl would go on collecting (and holding) items long past the count.
-        Once it is reached, every held site is fitted with what it has (or cleaned page
-        by page) and its items released, so the count closes the crawl as it would
-        without the add-on; later items are not held."""
+        Scrapy counts an item when it is through the item pipelines, and closes the crawl
+        at the count; the responses already downloaded still deliver their items (one
+        concurrency window). With the add-on an item takes longer to get through: it may
+        be held until its site has a model, and the pipeline waits for its cleaning. Had
+        the add-on left the count to Scrapy, the crawl would go on downloading (and
+        holding) pages all that while, and deliver far more items than without the
+        add-on. So the middleware counts an item when it leaves the middleware or is
+        held, minus the items the pipelines dropped, and closes the crawl itself with
+        Scrapy's reason (``closespider_itemcount``) when the count is reached. Held sites
+        are then fitted with what they have (or cleaned page by page) and their items
+        released; later items are not held."""
         if not self._item_count:
             return False
         stats = getattr(self.crawler, "stats", None)
         scraped = stats.get_value("item_scraped_count", 0) if stats is not None else 0
-        if scraped + self.book.held_items < self._item_count:
+        if max(scraped, self._items_out) + self.book.held_items < self._item_count:
             return False
         if not self._count_reached:
             self._count_reached = True
-            logger.info("sst: CLOSESPIDER_ITEMCOUNT (%d) reached with held items: releasing them", self._item_count)
+            logger.info(
+                "sst: CLOSESPIDER_ITEMCOUNT (%d) reached, %d of the items held: closing the spider",
+                self._item_count,
+                self.book.held_items,
+            )
+            close_spider(self.crawler, "closespider_itemcount")
         return bool(self.book.held_items)
 
     def _start_sample_build(self, hold: _SiteHold) -> Optional[Deferred]:
@@ -612,7 +689,14 @@ class SSTSpiderMiddleware:
             self._start_sample_build(hold)
 
     def _fit_ended(self, hold: _SiteHold) -> None:
-        for waiter in self.book.fit_ended(hold):
+        waiters, late = self.book.fit_ended(hold)
+        # the pages that came during the fit are learnt now, before their released items
+        # are cleaned (the site's worker takes its calls in order): a re-crawl with the
+        # saved model then has nothing new to learn, and cleans as this crawl did
+        if self.store.has_model(hold.site):
+            for page in late:
+                self._maybe_refine(page)
+        for waiter in waiters:
             waiter.callback(None)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
@@ -643,7 +727,7 @@ class SSTSpiderMiddleware:
                 self.errors.report(
                     "refine", result.value, f"site {page.site}, page {page.url}", "the model stays as it was"
                 )
-            elif result is not None:  # None: skipped (no model, or the worker's budget spent)
+            elif result is not None:  # None: nothing added (no model, learnt already, skipped)
                 self.store.inc("pages_refined")
 
         self.store.refine(page.site, page).addBoth(done)

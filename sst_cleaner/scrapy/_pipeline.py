@@ -76,18 +76,21 @@ class SSTPipeline:
         self._non_html = NON_HTML
         self._class_ok: dict[type, Optional[str]] = {}
         self._status_ok: dict[type, bool] = {}
-        self._out_fields = [
-            f
-            for f in (
-                config.text_field,
-                config.sentences_field,
-                config.blocks_field,
-                config.markdown_field,
-                config.html_field,
-                config.metadata_field,
+        self._optional_ok: dict[type, dict[str, bool]] = {}
+        #: (setting, field name) of every optional output field that is on
+        self._optional = [
+            (setting, name)
+            for setting, name in (
+                ("SST_SENTENCES_FIELD", config.sentences_field),
+                ("SST_BLOCKS_FIELD", config.blocks_field),
+                ("SST_MARKDOWN_FIELD", config.markdown_field),
+                ("SST_HTML_FIELD", config.html_field),
+                ("SST_METADATA_FIELD", config.metadata_field),
             )
-            if f
+            if name
         ]
+        # whether the status field was named by the user rather than left at its default
+        self._status_field_named = "SST_STATUS_FIELD" in crawler.settings
         self._outputs = outputs_of(config)
         self._truncated_sites: set = set()
         self.explain: Optional[ExplainSample] = (
@@ -95,8 +98,15 @@ class SSTPipeline:
         )
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> "SSTPipeline":
-        return cls(crawler)
+    def from_crawler(cls, crawler: Any) -> Any:
+        """The pipeline, or with a bad ``SST_*`` setting the stand-in that stops the crawl
+        (see :class:`~sst_cleaner.scrapy._middleware.BadSettings`)."""
+        try:
+            return cls(crawler)
+        except ValueError as exc:
+            from sst_cleaner.scrapy._middleware import refuse_bad_settings
+
+            return refuse_bad_settings(crawler, exc)
 
     def open_spider(self, spider: Any = None) -> None:
         self.store.open()
@@ -111,33 +121,57 @@ class SSTPipeline:
 
     # -- field checks ----------------------------------------------------------------------
     def _check_class(self, item: Any) -> Optional[str]:
-        """None if the item's class can take our fields, else the error message (once)."""
+        """None if the item's class has ``SST_TEXT_FIELD``, else the error message (logged
+        once per class): the text is what the add-on is for, so its items pass uncleaned."""
         cls = type(item)
         if cls in self._class_ok:
             return self._class_ok[cls]
         names = ItemAdapter.get_field_names_from_class(cls)
         message = None
-        if names is not None:  # dicts take any key; declared classes only their fields
-            missing = [f for f in self._out_fields if f not in names]
-            if missing:
-                message = (
-                    f"sst-cleaner: item class {cls.__module__}.{cls.__qualname__} has no field "
-                    f"{', '.join(repr(m) for m in missing)} (set by SST_TEXT_FIELD / "
-                    f"SST_SENTENCES_FIELD / SST_BLOCKS_FIELD / SST_MARKDOWN_FIELD / "
-                    f"SST_HTML_FIELD / SST_METADATA_FIELD). Declare it, e.g. "
-                    f"`{missing[0]} = scrapy.Field()` or a dataclass field with a default, "
-                    f"or point the setting at an existing field. Items of this class are "
-                    f"passed on uncleaned."
-                )
-                logger.error(message)
+        field = self.config.text_field
+        if names is not None and field not in names:  # dicts take any key; declared classes only their fields
+            message = (
+                f"sst-cleaner: item class {cls.__module__}.{cls.__qualname__} has no field {field!r} "
+                f"(SST_TEXT_FIELD). Declare it, e.g. `{field} = scrapy.Field()` or a dataclass "
+                f"field with a default, or point the setting at an existing field. Items of this "
+                f"class are passed on uncleaned."
+            )
+            logger.error(message)
         self._class_ok[cls] = message
         return message
 
-    def _takes_status(self, item: Any) -> bool:
-        """Whether the item's class has the status field (warned once per class if not).
+    def _optional_fields(self, item: Any) -> dict[str, bool]:
+        """Which optional output fields (SST_SENTENCES_FIELD ... SST_METADATA_FIELD) the
+        item's class can take, by setting name.
 
-        A class without it still gets its text: the flag is an addition, so its absence
-        is a warning and a count (``sst/items_without_status_field``), not an error.
+        Each is an addition to the text: a class without one still gets its text and the
+        fields it has. The missing one is warned about once per class and each item that
+        misses it is counted in ``sst/items_missing_optional_field``."""
+        cls = type(item)
+        takes = self._optional_ok.get(cls)
+        if takes is None:
+            names = ItemAdapter.get_field_names_from_class(cls)
+            takes = {setting: names is None or name in names for setting, name in self._optional}
+            missing = [(setting, name) for setting, name in self._optional if not takes[setting]]
+            if missing:
+                logger.warning(
+                    "sst-cleaner: item class %s.%s has no field %s, so its items get their text "
+                    "without it; declare the field, or unset the setting",
+                    cls.__module__,
+                    cls.__qualname__,
+                    ", ".join(f"{name!r} ({setting})" for setting, name in missing),
+                )
+            self._optional_ok[cls] = takes
+        return takes
+
+    def _takes_status(self, item: Any) -> bool:
+        """Whether the item's class has the status field (said once per class if not).
+
+        A class without it still gets its text: the flag is an addition, counted in
+        ``sst/items_without_status_field`` when it cannot be written. The field is on by
+        default, and an item class like the README's (``url`` and ``text``) has none: that
+        is an INFO line, not a warning on every crawl. A field the user named is a
+        WARNING: the name was meant to be written.
         """
         cls = type(item)
         ok = self._status_ok.get(cls)
@@ -145,10 +179,11 @@ class SSTPipeline:
             names = ItemAdapter.get_field_names_from_class(cls)
             ok = names is None or self.status_field in names
             if not ok:
-                logger.warning(
+                logger.log(
+                    logging.WARNING if self._status_field_named else logging.INFO,
                     "sst-cleaner: item class %s.%s has no %r field (SST_STATUS_FIELD), so "
                     "its items are not flagged with their cleaning outcome; declare the "
-                    "field, or set SST_STATUS_FIELD = None to turn the flag off",
+                    "field to have it, or set SST_STATUS_FIELD = None to turn the flag off",
                     cls.__module__,
                     cls.__qualname__,
                     self.status_field,
@@ -211,19 +246,22 @@ class SSTPipeline:
             result, status = await self._clean(page)
         except Exception:  # reported by _clean, once per page
             return self._flag(item, STATUS_ERROR)
+        takes = self._optional_fields(item)
+        if not all(takes.values()):
+            self.store.inc("items_missing_optional_field")
         try:
             adapter[cfg.text_field] = {"markdown": result.markdown, "html": result.html}.get(cfg.format, result.text)
-            for name, value in (
-                (cfg.markdown_field, result.markdown),
-                (cfg.html_field, result.html),
-                (cfg.metadata_field, result.metadata),
+            for setting, name, value in (
+                ("SST_MARKDOWN_FIELD", cfg.markdown_field, result.markdown),
+                ("SST_HTML_FIELD", cfg.html_field, result.html),
+                ("SST_METADATA_FIELD", cfg.metadata_field, result.metadata),
             ):
-                if name:
+                if name and takes[setting]:
                     adapter[name] = value
             # both are lists whenever their field is set: _clean() asks for them then
-            if cfg.sentences_field:
+            if cfg.sentences_field and takes["SST_SENTENCES_FIELD"]:
                 adapter[cfg.sentences_field] = list(cast(list, result.sentences))
-            if cfg.blocks_field:
+            if cfg.blocks_field and takes["SST_BLOCKS_FIELD"]:
                 adapter[cfg.blocks_field] = list(cast(list, result.blocks))
         except Exception as exc:  # e.g. a frozen dataclass: report, never lose the item
             self.errors.report(

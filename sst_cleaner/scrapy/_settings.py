@@ -54,11 +54,19 @@ def setting(name: str, type_: str, default: Any, doc: str, read: Reader, *, fiel
 # -- readers: each gets a BaseSettings and the Setting, so one reader serves many settings --
 
 
+#: what an optional setting set to "off" reads as on the command line, where ``-s NAME=None``
+#: gives the string "None" (compared without case and surrounding blanks)
+_OFF_WORDS = ("", "none")
+
+
+def _is_off(value: Any) -> bool:
+    """Whether ``value`` turns an optional setting off: Python's None, or a string that
+    ``-s`` makes of it ("None", "none") or of nothing ("")."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in _OFF_WORDS)
+
+
 def _opt_str(value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    value = str(value).strip()
-    return value or None
+    return None if _is_off(value) else str(value).strip()
 
 
 def _value(settings: Any, spec: Setting) -> Any:
@@ -71,7 +79,11 @@ def _text(settings: Any, spec: Setting) -> str:
 
 
 def _optional_text(settings: Any, spec: Setting) -> Optional[str]:
-    return _opt_str(_value(settings, spec))
+    # read by presence: an explicit None (or "None", "") turns the setting off even where
+    # its default is on, while get() reads None as unset
+    if spec.name not in settings:
+        return spec.default
+    return _opt_str(settings.get(spec.name))
 
 
 def _flag(settings: Any, spec: Setting) -> bool:
@@ -102,8 +114,13 @@ def _number(kind: type, minimum: float) -> Reader:
 def _params(settings: Any, spec: Setting) -> dict:
     # not getdict: a blank string means {} here, and a list of pairs is refused
     params = _value(settings, spec)
+    if _is_off(params):  # -s SST_PARAMS=None, or =""
+        return {}
     if isinstance(params, str):  # -s SST_PARAMS='{"alpha": 0.5}' on the command line
-        params = json.loads(params) if params.strip() else {}
+        try:
+            params = json.loads(params)
+        except ValueError as exc:
+            raise ValueError(f"{spec.name} must be a JSON object on the command line, got {params!r}: {exc}") from None
     if hasattr(params, "copy_to_dict"):
         params = params.copy_to_dict()
     if not isinstance(params, dict):
@@ -128,7 +145,7 @@ def _site_key(settings: Any, spec: Setting) -> Union[str, Callable[[str], str]]:
 
 def _model_dir(settings: Any, spec: Setting) -> Optional[str]:
     model_dir = _value(settings, spec)
-    return None if model_dir in (None, "") else str(model_dir)
+    return None if _is_off(model_dir) else str(model_dir)
 
 
 def _item_field(settings: Any, spec: Setting) -> str:
@@ -139,15 +156,10 @@ def _item_field(settings: Any, spec: Setting) -> str:
 
 
 def _status_field(settings: Any, spec: Setting) -> Optional[str]:
-    # read by presence: an explicit None turns the flag off, while get() reads None as unset
-    if spec.name not in settings:
-        return spec.default
-    value = settings.get(spec.name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
+    value = settings.get(spec.name) if spec.name in settings else spec.default
+    if value is not None and not isinstance(value, str):
         raise ValueError(f"{spec.name} must be a field name or None, got {value!r}")
-    return value.strip() or None
+    return _optional_text(settings, spec)
 
 
 def _format(settings: Any, spec: Setting) -> str:
@@ -166,7 +178,7 @@ def _workers(settings: Any, spec: Setting) -> str:
 
 
 def _processes(settings: Any, spec: Setting) -> int:
-    if _value(settings, spec) is None:  # the default depends on the machine
+    if _is_off(_value(settings, spec)):  # the default depends on the machine
         from sst_cleaner.scrapy._workers import default_processes
 
         return default_processes()
@@ -184,7 +196,7 @@ def _import_path(settings: Any, spec: Setting) -> Optional[str]:
 
 def _store_url(settings: Any, spec: Setting) -> Optional[str]:
     value = _value(settings, spec)
-    if value in (None, "", False, "local", "memory"):
+    if value is False or _is_off(value) or str(value).strip().lower() in ("local", "memory"):
         return None
     if value is True or str(value).strip().lower() == "redis":
         return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
@@ -400,6 +412,12 @@ def load_config(settings: Any) -> SSTConfig:
     stops the crawl at start-up instead of half-way through.
     """
     return SSTConfig(**_read(SSTConfig, _as_settings(settings)))
+
+
+def enabled(settings: Any) -> bool:
+    """``SST_ENABLED`` alone (the other settings are not checked)."""
+    spec = SETTINGS["SST_ENABLED"]
+    return bool(spec.read(_as_settings(settings), spec))
 
 
 def component_config(settings: Any) -> SSTConfig:

@@ -80,7 +80,10 @@ def resolve_site_key(spec: Any) -> Callable[[str], str]:
         from importlib import import_module
 
         module, _, name = spec.rpartition(".")
-        func = getattr(import_module(module), name)
+        try:
+            func = getattr(import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"SST_SITE_KEY {spec!r} cannot be imported: {exc}") from exc
         if not callable(func):
             raise ValueError(f"SST_SITE_KEY {spec!r} is not callable")
         return func

@@ -64,6 +64,21 @@ def active_store() -> Optional["SiteModelStore"]:
     return _ACTIVE
 
 
+def _check_worker_init(path: str) -> None:
+    """Fail now if ``SST_WORKER_INIT`` names no module: every worker process would die at
+    its start, and the crawl fall back to threads after the restarts. The module itself is
+    only found, not run: its function is meant for the workers."""
+    from importlib.util import find_spec
+
+    module, _, _ = path.rpartition(".")
+    try:
+        found = bool(module) and find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ValueError(f"sst-cleaner: SST_WORKER_INIT {path!r}: no module {module or path!r} to import")
+
+
 # -- the store ---------------------------------------------------------------------------
 
 
@@ -97,12 +112,20 @@ class SiteModelStore:
         self.files = ModelFiles(config, self._models, self.dispatch, self.inc, self.lock)
         # fail now, not at the first page: an unknown method or bad SST_PARAMS is a
         # configuration error the user must see before anything is crawled
+        from sst_cleaner.engine._registry import method_class
+
+        try:
+            method_class(config.method)
+        except ValueError as exc:
+            raise ValueError(f"sst-cleaner: SST_METHOD: {exc}") from None
         try:
             SiteCleaner(config.method, **config.params)
         except Exception as exc:
             raise ValueError(
-                f"sst-cleaner: cannot create method {config.method!r} with SST_PARAMS {config.params!r}: {exc}"
+                f"sst-cleaner: SST_PARAMS {config.params!r} do not fit method {config.method!r}: {exc}"
             ) from exc
+        if config.worker_init and config.workers == "process":
+            _check_worker_init(config.worker_init)
 
     # -- stats helper
     def inc(self, key: str, count: float = 1) -> None:
@@ -257,8 +280,10 @@ class SiteModelStore:
         return max(self._models.n_pages(site), self.dispatch.remote_pages.get(site, 0))
 
     def refine(self, site: str, page: PageRecord):
-        """``partial_fit`` of the site's model with ``page``; a Deferred fired when done."""
-        from sst_cleaner.scrapy._workers import REFINE_SKIPPED, refine_site
+        """``partial_fit`` of the site's model with ``page``; a Deferred of the model's page
+        count, or None when nothing was added (no model, the page learnt already, or the
+        refinement budget spent)."""
+        from sst_cleaner.scrapy._workers import REFINE_NOT_ADDED, REFINE_SKIPPED, refine_site
 
         models, lock = self._models, self.lock(site)
         if self._refine_budget is None:
@@ -277,6 +302,8 @@ class SiteModelStore:
         def done(n_pages: Optional[int]) -> Optional[int]:
             if n_pages == REFINE_SKIPPED:
                 self.inc("refinements_skipped")
+                return None
+            if n_pages == REFINE_NOT_ADDED:  # learnt already, or skipped: nothing added
                 return None
             if n_pages is not None and site in self.dispatch.remote_pages:
                 self.dispatch.remote_pages[site] = max(self.dispatch.remote_pages[site], n_pages)

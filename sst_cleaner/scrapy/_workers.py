@@ -19,8 +19,8 @@ This module's top half runs in the workers (module globals hold the worker's mod
 model store's) turns into Deferreds fired on the reactor thread.
 """
 
-# Over 600 lines, kept in one module: the worker side and the Scrapy side of one pipe
-# protocol, kept together so the two cannot drift apart.
+# One module for both ends of the pipe: the worker side and the Scrapy side of one
+# protocol are read and changed together, so the two cannot drift apart.
 
 from __future__ import annotations
 
@@ -173,6 +173,9 @@ def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tu
 
 #: what :func:`refine_site` returns for a refinement its worker's budget skipped
 REFINE_SKIPPED = -1
+#: what :func:`refine_site` returns when the model learnt nothing from the page: learnt
+#: already (a re-crawl), or skipped by the site's time budget or the model's entry cap
+REFINE_NOT_ADDED = -2
 
 
 def refine_site(
@@ -180,7 +183,7 @@ def refine_site(
 ) -> Optional[int]:
     """``partial_fit`` of ``model`` with one page: its page count (None: no model;
     ``REFINE_SKIPPED``: the worker's :class:`~sst_cleaner.engine._refine_budget.RefineBudget`
-    is spent)."""
+    is spent; ``REFINE_NOT_ADDED``: nothing learnt from the page)."""
     if model is None:
         return None
     from sst_cleaner.engine._learnt import page_key
@@ -188,7 +191,8 @@ def refine_site(
     key = page_key((url, body, encoding))  # from the raw page: parsing drops the canonical link
     if key in model.learnt:  # learnt already (a re-crawl): not parsed for nothing
         with lock:
-            return model.partial_fit(None, key=key).n_pages
+            model.partial_fit(None, key=key)
+        return REFINE_NOT_ADDED
     if budget is not None and not budget.allow():
         return REFINE_SKIPPED
     start = time.thread_time()
@@ -196,7 +200,7 @@ def refine_site(
         # parsed inside partial_fit, so the page's time budget covers parsing too
         with lock:
             model.partial_fit((url, body, encoding), key=key)
-            return model.n_pages
+            return model.n_pages if key in model.learnt else REFINE_NOT_ADDED
     finally:
         if budget is not None:
             budget.spend(time.thread_time() - start)

@@ -31,7 +31,7 @@ All walks are iterative.
 from __future__ import annotations
 
 import math
-from typing import Iterator, Optional
+from typing import Iterator
 
 from sst_cleaner.engine.methods.sst.site_style_tree import (
     MERGE_EPOCH,
@@ -482,19 +482,3 @@ def simplified_sst(sst: SiteStyleTree) -> SiteStyleTree:
             c.styles.append(NS)
             c.style_index.setdefault(NS.keys, NS)
     return out
-
-
-def importance_report(E: Optional[ElementNode]) -> dict:
-    """Small dict describing a node (for debugging and the lead's tooling)."""
-    if E is None:
-        return {}
-    return {
-        "key": E.key,
-        "m": E.m,
-        "styles": len(E.styles),
-        "leaf_n": E.leaf_n,
-        "node_imp": round(E.node_imp, 4),
-        "comp": round(E.comp, 4),
-        "noisy": E.noisy,
-        "meaningful": E.meaningful,
-    }

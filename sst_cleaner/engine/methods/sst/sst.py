@@ -199,8 +199,3 @@ class SSTMethod:
         if tree.n_pages >= 2:
             obj.scored_tree()
         return obj
-
-
-def sst_element_labels(method: SSTMethod, page: PreparedPage) -> Optional[dict]:
-    """Module-level alias of :meth:`SSTMethod.element_labels` for the default method."""
-    return method.element_labels(page)
