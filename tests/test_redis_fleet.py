@@ -22,14 +22,25 @@ from conftest import ROOT, TESTS, _env, assert_exactly_once, sst_stat
 from redis_server import RedisServer
 
 from sst_cleaner.engine._cleaner import SiteCleaner
-from sst_cleaner.scrapy._redis_store import RedisFleet, parse_model_json
+from sst_cleaner.scrapy._redis_store import ModelIdentity, RedisFleet, parse_model_json
 from sst_cleaner.scrapy._settings import RedisConfig
 
 SECTIONS = "test_scrapy_runner.section_key"  # several sites on one demo server
 
 
-def _fleet(server_url: str, prefix: str) -> RedisFleet:
-    return RedisFleet(RedisConfig(url=server_url, prefix=prefix))
+def _fleet(
+    server_url: str,
+    prefix: str,
+    method: str = "cetd",
+    sample_pages: int = 5,
+    spider: str = "probe",
+    project: str = "scrapybot",
+    params: dict | None = None,
+) -> RedisFleet:
+    """The keys a crawl of ``spider`` in ``project`` with this method and sample size uses
+    (the namespace's default template, the model's identity)."""
+    identity = ModelIdentity.of(method, params or {}, sample_pages)
+    return RedisFleet(RedisConfig(url=server_url, prefix=prefix, namespace=f"{project}:{spider}"), identity=identity)
 
 
 def _start_crawl(workdir: Path, name: str, **cfg) -> tuple[subprocess.Popen, Path]:
@@ -131,7 +142,7 @@ def test_two_workers_share_the_queue_and_learn_each_site_once(demo_server, tmp_p
             f.result()
             for f in [pool.submit(_fleet_worker, tmp_path, i, demo_server.url, redis_server.url, 2) for i in range(2)]
         ]
-        fleet = _fleet(redis_server.url, "two")
+        fleet = _fleet(redis_server.url, "two", "default", 5, "fleet", "sst_cleaner_examples")
         shared_pages = {
             s: int(fleet.client.hget(fleet.key(s, "model"), "pages"))
             for s in ("articles-0", "articles-1", "articles-2")
@@ -181,7 +192,7 @@ def test_two_workers_share_the_queue_and_learn_each_site_once(demo_server, tmp_p
 
 def test_a_builder_killed_mid_fit_loses_its_lock_and_another_worker_builds(demo_server, redis_server, tmp_path):
     prefix = "killed"
-    fleet = _fleet(redis_server.url, prefix)
+    fleet = _fleet(redis_server.url, prefix, "slowfit")
     lock = fleet.key("127.0.0.1", "lock")
     base = {
         "SST_MODEL_STORE": redis_server.url,
@@ -192,15 +203,11 @@ def test_a_builder_killed_mid_fit_loses_its_lock_and_another_worker_builds(demo_
         "SST_REDIS_LOCK_TTL": 1.5,
     }
     # A: its fit sleeps a minute; it is killed while it holds the site's lock
-    doomed, _ = _start_crawl(
-        tmp_path, "doomed", url=demo_server.url, slow_fit=60, settings=dict(base, SST_PARAMS={"fit_sleep": 60})
-    )
+    doomed, _ = _start_crawl(tmp_path, "doomed", url=demo_server.url, slow_fit=60, settings=base)
     try:
         _wait_for(lambda: fleet.client.exists(lock), what="the first worker to take the build lock")
         # B: finds the shared sample complete and waits for A, which renews its lock
-        proc, out = _start_crawl(
-            tmp_path, "survivor", url=demo_server.url, slow_fit=0, settings=dict(base, SST_PARAMS={"fit_sleep": 0})
-        )
+        proc, out = _start_crawl(tmp_path, "survivor", url=demo_server.url, slow_fit=0, settings=base)
         b_log = tmp_path / "log-survivor.txt"
         _wait_for(lambda: "waiting for another worker" in b_log.read_text(), what="B to wait for A")
         time.sleep(2.0)  # longer than the lock's TTL: A's renewals keep it
@@ -225,7 +232,7 @@ def test_a_builder_killed_mid_fit_loses_its_lock_and_another_worker_builds(demo_
 @pytest.mark.parametrize("how", ["stopped", "hung"])
 def test_redis_failing_mid_crawl_leaves_local_models_and_loses_no_item(demo_server, tmp_path, how):
     with RedisServer() as server:
-        fleet = _fleet(server.url, "sst")
+        fleet = _fleet(server.url, "sst", sample_pages=10)
         proc, out = _start_crawl(
             tmp_path,
             how,
@@ -338,3 +345,78 @@ def test_scrapy_redis_without_a_model_store_hands_held_items_over_directly(demo_
     assert "held items sent to the item pipelines directly" in proc.stderr
     assert "sst_cleaner.scrapy._fleet" not in proc.stderr and " ERROR: " not in proc.stderr
     assert crawl_stats.get("sst/flushes", 0) == 0
+
+
+# -- two crawls on one Redis --------------------------------------------------------------
+
+SITES = ("articles-0", "articles-1", "articles-2")  # the demo's sites with a model
+
+
+def _crawl_on(server_url: str, prefix: str, method: str) -> dict:
+    return {
+        "SST_MODEL_STORE": server_url,
+        "SST_REDIS_PREFIX": prefix,
+        "SST_METHOD": method,
+        "SST_SITE_KEY": SECTIONS,
+        "SST_SAMPLE_PAGES": 5,
+        "SST_WORKERS": "thread",
+    }
+
+
+def _models(fleet: RedisFleet) -> dict:
+    """site -> (version, builder) of the models stored under ``fleet``'s keys."""
+    out = {}
+    for site in SITES:
+        fields = fleet.client.hmget(fleet.key(site, "model"), "version", "builder", "method")
+        if fields[0] is not None:
+            out[site] = (fields[0].decode(), fields[1].decode(), fields[2].decode())
+    return out
+
+
+def _crawl(tmp_path: Path, name: str, demo_url: str, settings: dict, spider: str = "probe") -> dict:
+    proc, out = _start_crawl(tmp_path, name, url=demo_url, spider_name=spider, settings=settings)
+    result = _finish(proc, out)
+    _exactly_once(result)
+    assert sst_stat(result, "redis/models_rejected") == 0 and sst_stat(result, "redis/down") == 0, name
+    return result
+
+
+def test_crawls_of_other_spiders_and_methods_keep_their_own_models(demo_server, redis_server, tmp_path):
+    url, prefix = redis_server.url, "neighbours"
+    a = _fleet(url, prefix, "cetd", spider="probe")
+    b = _fleet(url, prefix, "default", spider="other")
+    c = _fleet(url, prefix, "default", spider="probe")  # the first spider, another method
+    # one after the other: each crawl publishes its own models and leaves the others'
+    _crawl(tmp_path, "a1", demo_server.url, _crawl_on(url, prefix, "cetd"))
+    a_models = _models(a)
+    assert set(a_models) == set(SITES) and all(m[2] == "cetd" for m in a_models.values()), a_models
+    _crawl(tmp_path, "b1", demo_server.url, _crawl_on(url, prefix, "default"), spider="other")
+    _crawl(tmp_path, "c1", demo_server.url, _crawl_on(url, prefix, "default"))
+    assert _models(a) == a_models  # neither deleted nor replaced
+    assert set(_models(b)) == set(_models(c)) == set(SITES)
+    assert all(m[2] == "default" for m in [*_models(b).values(), *_models(c).values()])
+    # a second crawl of the first spider reuses its models: nothing fitted
+    again = _crawl(tmp_path, "a2", demo_server.url, _crawl_on(url, prefix, "cetd"))
+    assert sst_stat(again, "models_built") == 0 and sst_stat(again, "redis/models_published") == 0
+    assert sst_stat(again, "redis/models_loaded") == len(SITES)
+    assert _models(a) == a_models
+
+    # at once, on fresh keys: both crawls build and keep their own
+    prefix = "together"
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(
+            pool.map(
+                lambda args: _crawl(tmp_path, *args),
+                [
+                    ("a3", demo_server.url, _crawl_on(url, prefix, "cetd"), "probe"),
+                    ("b3", demo_server.url, _crawl_on(url, prefix, "default"), "other"),
+                ],
+            )
+        )
+    fleets = (_fleet(url, prefix, "cetd"), _fleet(url, prefix, "default", spider="other"))
+    for run, fleet, method in zip(runs, fleets, ("cetd", "default")):
+        models = _models(fleet)
+        assert set(models) == set(SITES), models
+        assert all(version == "1" and made_by == method for version, _, made_by in models.values()), models
+        assert sst_stat(run, "redis/models_published") == len(SITES)
+        assert sst_stat(run, "redis/models_foreign") == 0

@@ -51,6 +51,12 @@ def test_settings_name_the_store():
     assert cfg.lock_ttl == 5.0 and cfg.prefix == "sst"
     with pytest.raises(ValueError):
         load_redis_config({"SST_MODEL_STORE": "redis", "SST_REDIS_PREFIX": "a{b}"})
+    # the namespace: the project and the spider by default, as a safe key part
+    assert load_redis_config({"SST_MODEL_STORE": "redis", "BOT_NAME": "news"}, "blog").namespace == "news:blog"
+    odd = load_redis_config({"SST_MODEL_STORE": "redis", "SST_REDIS_NAMESPACE": "x-%(spider)s"}, "a {b}\n")
+    assert odd.namespace == "x-a__b__"
+    with pytest.raises(ValueError, match="SST_REDIS_NAMESPACE"):
+        load_redis_config({"SST_MODEL_STORE": "redis", "SST_REDIS_NAMESPACE": "%(host)s"})
 
 
 def test_keys_hold_a_hash_of_the_site_never_the_host(fleet):

@@ -40,7 +40,14 @@ from typing import Any, Callable, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
-from sst_cleaner.scrapy._redis_store import RedisFleet, parse_model_json, redact_text, redact_url
+from sst_cleaner.scrapy._redis_store import (
+    ForeignModel,
+    ModelIdentity,
+    RedisFleet,
+    parse_model_json,
+    redact_text,
+    redact_url,
+)
 from sst_cleaner.scrapy._settings import RedisConfig, SSTConfig, load_redis_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
@@ -62,6 +69,7 @@ MAX_WATCHED = 10_000
 MAX_REJECTIONS = 2
 
 SHARED = "shared"  # third element of a build result: the model came from the fleet
+FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
 NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
 
 
@@ -80,13 +88,21 @@ class SharedSiteModelStore(SiteModelStore):
 
     shared = True
 
-    def __init__(self, config: SSTConfig, stats: Any = None, settings: Any = None, fleet: Optional[RedisFleet] = None):
+    def __init__(
+        self,
+        config: SSTConfig,
+        stats: Any = None,
+        settings: Any = None,
+        fleet: Optional[RedisFleet] = None,
+        spider: Optional[str] = None,
+    ):
         super().__init__(config, stats)
-        redis_config = load_redis_config(settings) if fleet is None else fleet.config
+        redis_config = load_redis_config(settings, spider) if fleet is None else fleet.config
         if redis_config is None:
             raise ValueError("SharedSiteModelStore needs SST_MODEL_STORE")
         self.redis_config: RedisConfig = redis_config
-        self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config)
+        identity = ModelIdentity.of(config.method, config.params, config.sample_pages)
+        self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config, identity=identity)
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
         self._down = False
@@ -107,9 +123,10 @@ class SharedSiteModelStore(SiteModelStore):
         if self._poller is not None:  # opened already (the middleware and the pipeline both open it)
             return
         logger.info(
-            "sst: site models shared through Redis at %s (prefix %r)",
+            "sst: site models shared through Redis at %s (prefix %r, namespace %r)",
             redact_url(self.redis_config.url),
             self.redis_config.prefix,
+            self.redis_config.namespace,
         )
         self._poller = LoopingCall(self._poll)
         self._poller.start(POLL_SECONDS, now=False).addErrback(
@@ -158,7 +175,10 @@ class SharedSiteModelStore(SiteModelStore):
 
     def _said(self, exc: Any) -> str:
         """An exception as the log shows it: without the secrets of the Redis URL."""
-        return redact_text(repr(exc), self.redis_config.url)
+        text = redact_text(repr(exc), self.redis_config.url)
+        for secret in self.redis_config.secrets():  # REDIS_PARAMS' password
+            text = text.replace(secret, "***")
+        return text
 
     # -- the shared sample
     def sample_added(self, site: str, page: PageRecord) -> None:
@@ -263,6 +283,8 @@ class SharedSiteModelStore(SiteModelStore):
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
                 loaded = await self._load_shared(site)
+                if loaded == FOREIGN:
+                    break  # not this crawl's kind of model: built here, and left in place
                 if loaded is not None:
                     return loaded
                 rejections += 1
@@ -386,12 +408,16 @@ class SharedSiteModelStore(SiteModelStore):
 
     async def _load_shared(self, site: str) -> Optional[tuple]:
         """Load the site's published model into this process (and its worker). None when
-        it is gone or was rejected (and dropped, so it can be built again)."""
+        it is gone or was rejected (and dropped, so it can be built again); FOREIGN when
+        it is another crawl's kind of model (another method, parameters or sample size):
+        then it is neither used nor deleted."""
         limit = self.redis_config.max_model_bytes
         version = ""
         try:
             try:
                 raw, version = await self._redis(self.fleet.read_model, site)
+            except ForeignModel as exc:
+                return self._foreign(site, exc)
             except ModelFormatError:
                 raise
             except Exception as exc:
@@ -401,7 +427,7 @@ class SharedSiteModelStore(SiteModelStore):
                 return None  # deleted (expired) since the claim: claim again
             cleaner, data = await self.run(_parse_model, raw, limit)
             if cleaner.method != self.config.method:
-                raise ModelFormatError(f"made by method {cleaner.method!r}, not {self.config.method!r}")
+                return self._foreign(site, ForeignModel(f"made by method {cleaner.method!r}"))
         except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
             await self._reject(site, version, exc)
             return None
@@ -410,6 +436,15 @@ class SharedSiteModelStore(SiteModelStore):
         self.inc("redis/models_loaded")
         logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
         return 0.0, 0.0, SHARED
+
+    def _foreign(self, site: str, exc: BaseException) -> tuple:
+        self.inc("redis/models_foreign")
+        logger.warning(
+            "sst: the shared model of site %s is not this crawl's (%s); building it here, and leaving it in place",
+            site,
+            str(exc)[:300],
+        )
+        return FOREIGN
 
     def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
         """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this

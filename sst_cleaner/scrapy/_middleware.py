@@ -699,4 +699,6 @@ def _make_store(config: Any, crawler: Any) -> SiteModelStore:
         return SiteModelStore(config, crawler.stats)
     from sst_cleaner.scrapy._fleet import SharedSiteModelStore
 
-    return SharedSiteModelStore(config, crawler.stats, crawler.settings)
+    # the spider's name fills in the keys' namespace (SST_REDIS_NAMESPACE)
+    spider = getattr(crawler.spidercls, "name", None)
+    return SharedSiteModelStore(config, crawler.stats, crawler.settings, spider=spider)
