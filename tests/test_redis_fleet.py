@@ -420,3 +420,50 @@ def test_crawls_of_other_spiders_and_methods_keep_their_own_models(demo_server, 
         assert all(version == "1" and made_by == method for version, _, made_by in models.values()), models
         assert sst_stat(run, "redis/models_published") == len(SITES)
         assert sst_stat(run, "redis/models_foreign") == 0
+
+
+# -- Redis killed and restarted empty ------------------------------------------------------
+
+
+def test_after_redis_restarts_empty_the_crawl_shares_again(demo_server, tmp_path):
+    with RedisServer() as server:
+        fleet = _fleet(server.url, "heal", sample_pages=30)
+        proc, out = _start_crawl(
+            tmp_path,
+            "heal",
+            url=demo_server.url,
+            settings={
+                "SST_MODEL_STORE": server.url,
+                "SST_REDIS_PREFIX": "heal",
+                "SST_SITE_KEY": SECTIONS,
+                # sites stay held until the end of the crawl, then are built through Redis
+                "SST_SAMPLE_PAGES": 30,
+                "SST_WORKERS": "thread",
+                "DOWNLOAD_DELAY": 0.3,
+                "SST_REDIS_TIMEOUT": 0.5,
+            },
+        )
+        log = tmp_path / "log-heal.txt"
+        try:
+            _wait_for(lambda: fleet.client.exists(fleet.total_key), what="a page shared through Redis")
+            server.proc.kill()  # no goodbye, no save: it comes back empty
+            server.proc.wait()
+            server.proc = None
+            _wait_for(lambda: "goes on with local models" in log.read_text(), what="the crawl to go local")
+            server.start()
+            assert not fleet.client.exists(fleet.total_key)  # empty
+            _wait_for(lambda: "answers again" in log.read_text(), timeout=30, what="the crawl to share again")
+            assert proc.poll() is None, "the crawl ended before Redis came back: nothing shown"
+            result = _finish(proc, out)
+            models = _models(fleet)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            fleet.close()
+    _exactly_once(result)
+    assert sst_stat(result, "redis/down") == 1 and sst_stat(result, "redis/reconnects") == 1
+    assert sst_stat(result, "redis/local_seconds") > 0
+    # the sites gathered after the outage were built once, through the new Redis
+    assert models and all(builder.endswith(f":{proc.pid}") for _, builder, _ in models.values()), models
+    assert sst_stat(result, "redis/models_published") == len(models)
+    assert all(r["text"] for r in result["received"])

@@ -17,9 +17,13 @@ processes (e.g. scrapy-redis workers) over the same sites:
 
 Redis is never on the crawl's critical path: every call runs in this store's threads
 with the socket timeout ``SST_REDIS_TIMEOUT``, and the first failure (down, slow, a
-refused script) switches the crawl to local models for the rest of it, said once in
-the log and in ``sst/redis/down``. Items are held and released by the middleware as
-always, so none is lost or doubled whatever Redis does.
+refused script) switches the crawl to local models, said once in the log and counted in
+``sst/redis/down``. From then on Redis is pinged with backoff (from RECONNECT_SECONDS to
+RECONNECT_MAX_SECONDS); when it answers the crawl shares again (``sst/redis/reconnects``,
+and the time spent local in ``sst/redis/local_seconds``). Sites that got a local model
+meanwhile keep it; the others are claimed through Redis as before, so after Redis comes
+back empty each is built once for the fleet. Items are held and released by the
+middleware as always, so none is lost or doubled whatever Redis does.
 
 Refinement: when the method's models add up (the default method's), later pages of a
 site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.scrapy._fleet_refine`);
@@ -67,6 +71,11 @@ POLL_SITES = 500
 MAX_WATCHED = 10_000
 #: a site whose shared model is rejected this many times in one build is built locally
 MAX_REJECTIONS = 2
+#: after a failure, Redis is pinged after RECONNECT_SECONDS, then backing off to
+#: RECONNECT_MAX_SECONDS: a fleet is back to sharing within seconds of Redis coming back,
+#: and a dead Redis sees one ping per worker every few seconds
+RECONNECT_SECONDS = 0.5
+RECONNECT_MAX_SECONDS = 8.0
 
 SHARED = "shared"  # third element of a build result: the model came from the fleet
 FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
@@ -106,6 +115,10 @@ class SharedSiteModelStore(SiteModelStore):
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
         self._down = False
+        self._down_since = 0.0
+        self._retry_at = 0.0
+        self._retry_delay = RECONNECT_SECONDS
+        self._pinging = False
         self._listener: Optional[Callable[[str], None]] = None
         # sites waiting for the fleet -> [when to check next, interval]; insertion order
         self._watch: dict[str, list] = {}
@@ -137,6 +150,8 @@ class SharedSiteModelStore(SiteModelStore):
         try:
             if self._poller is not None and self._poller.running:
                 self._poller.stop()
+            if self._down:
+                self._count_local_time()
             super().close()
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
@@ -163,15 +178,51 @@ class SharedSiteModelStore(SiteModelStore):
         if self._down:
             return
         self._down = True
+        self._down_since = time.monotonic()
+        self._retry_delay = RECONNECT_SECONDS
+        self._retry_at = self._down_since + self._retry_delay
         self._watch.clear()
-        if self.stats is not None:
-            self.stats.set_value("sst/redis/down", 1)
+        self.inc("redis/down")
         logger.warning(
             "sst: the shared model store (Redis at %s) failed: %s; this crawl goes on "
-            "with local models (sites are learnt from this process's own pages)",
+            "with local models (sites are learnt from this process's own pages) until it answers again",
             redact_url(self.redis_config.url),
             self._said(exc),
         )
+
+    def _count_local_time(self) -> None:
+        now = time.monotonic()
+        self.inc("redis/local_seconds", round(now - self._down_since, 3))
+        self._down_since = now
+
+    def _reconnect(self) -> None:
+        """While down: ping Redis when the backoff is due; back to sharing when it answers."""
+        now = time.monotonic()
+        if self._pinging or now < self._retry_at:
+            return
+        self._pinging = True
+
+        def answered(ok: Any) -> None:
+            if not ok:
+                raise ConnectionError("no PONG")
+            self._count_local_time()
+            self._down = False
+            self.inc("redis/reconnects")
+            logger.info(
+                "sst: the shared model store (Redis at %s) answers again: back to sharing site models",
+                redact_url(self.redis_config.url),
+            )
+
+        def still_down(failure: Any) -> None:
+            self.inc("redis/errors")
+            self._retry_delay = min(self._retry_delay * 2, RECONNECT_MAX_SECONDS)
+            self._retry_at = time.monotonic() + self._retry_delay
+
+        def done(result: Any) -> Any:
+            self._pinging = False
+            return result
+
+        self._redis(self.fleet.ping).addBoth(done).addCallbacks(answered, still_down).addErrback(still_down)
 
     def _said(self, exc: Any) -> str:
         """An exception as the log shows it: without the secrets of the Redis URL."""
@@ -225,8 +276,12 @@ class SharedSiteModelStore(SiteModelStore):
         self._listener(site)
 
     def _poll(self) -> None:
-        """Check the sites waiting for the fleet (one round trip for all of them)."""
-        if self._down or self._polling or not self._watch:
+        """Check the sites waiting for the fleet (one round trip for all of them); while
+        Redis is down, see whether it is back."""
+        if self._down:
+            self._reconnect()
+            return
+        if self._polling or not self._watch:
             return
         now, sites = time.monotonic(), []
         for site, due in list(self._watch.items()):
