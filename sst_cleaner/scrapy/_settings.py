@@ -408,7 +408,7 @@ class RedisConfig:
     lock_ttl: float = setting(
         "SST_REDIS_LOCK_TTL",
         "float (seconds)",
-        30.0,
+        5.0,
         "seconds a builder's lock lives unless renewed",
         _number(float, 0.5),
     )
