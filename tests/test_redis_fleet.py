@@ -490,3 +490,66 @@ def test_after_redis_restarts_empty_the_crawl_shares_again(demo_server, tmp_path
     assert models and all(builder.endswith(f":{proc.pid}") for _, builder, _ in models.values()), models
     assert sst_stat(result, "redis/models_published") == len(models)
     assert all(r["text"] for r in result["received"])
+
+
+# -- a worker killed while it holds items ---------------------------------------------------
+
+
+def _fleet_cmd(workdir: Path, name: str, site_url: str, redis_url: str, grace: int) -> list[str]:
+    """A `scrapy crawl fleet` worker that holds every item until its crawl ends (a sample
+    it never completes), so a worker killed mid-crawl dies holding items."""
+    settings = {
+        "REDIS_URL": redis_url,
+        "SST_REDIS_PREFIX": "crash",
+        "SST_SAMPLE_PAGES": 1000,
+        "SST_HOLD_TIMEOUT": 600,
+        "SST_WORKERS": "thread",
+        "DOWNLOAD_DELAY": 0.2,
+        "LOG_LEVEL": "INFO",
+    }
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", f"url={site_url}", "-a", f"grace={grace}"]
+    cmd += ["-a", f"stats_out={workdir / f'stats-{name}.json'}", "-O", str(workdir / f"items-{name}.jsonl")]
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    return cmd
+
+
+def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(demo_server, tmp_path):
+    with RedisServer() as server:
+        client = _fleet(server.url, "crash").client
+        held_keys = lambda: list(client.scan_iter("crash:*:held:*"))  # noqa: E731
+        doomed = subprocess.Popen(
+            _fleet_cmd(tmp_path, "doomed", demo_server.url, server.url, grace=60),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+            cwd=str(ROOT),
+        )
+        try:
+            _wait_for(lambda: sum(client.hlen(k) for k in held_keys()) >= 5, timeout=120, what="held pages recorded")
+        finally:
+            doomed.send_signal(signal.SIGKILL)
+            doomed.wait()
+        # what the dead worker held: every one of these pages' items was lost with it
+        lost = sorted(json.loads(raw)["url"] for k in held_keys() for raw in client.hvals(k))
+        assert len(lost) >= 5 and len(set(lost)) == len(lost)
+        survivor = subprocess.run(
+            _fleet_cmd(tmp_path, "survivor", demo_server.url, server.url, grace=45),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=_env(),
+            cwd=str(ROOT),
+        )
+        assert survivor.returncode == 0, survivor.stderr[-4000:]
+        left = held_keys()
+        client.close()
+    items = [json.loads(line) for line in (tmp_path / "items-survivor.jsonl").read_text().splitlines() if line]
+    urls = collections.Counter(item["url"] for item in items)
+    assert max(urls.values()) == 1, [u for u, n in urls.items() if n > 1]  # delivered once
+    assert set(lost) <= set(urls), sorted(set(lost) - set(urls))  # crawled again past the dupefilter
+    assert all(item["text"] for item in items)  # and cleaned
+    stats = json.loads((tmp_path / "stats-survivor.json").read_text())
+    assert stats.get("sst/redis/pages_recovered") == len(lost)
+    assert "crawling them again here" in survivor.stderr
+    assert not left  # the survivor closed cleanly: no record of it, none of the dead one

@@ -11,6 +11,9 @@ processes (e.g. scrapy-redis workers) over the same sites:
   sample (in its worker process, as usual) while renewing the lock, then publishes it;
   the others wait (polling with backoff) and load the published model; a builder that
   dies stops renewing, its lock expires and the next claim takes over;
+* every page whose items this process holds is recorded in Redis until they leave, with a
+  heartbeat; the held pages of a worker whose heartbeat stopped are crawled again by a
+  live one (:mod:`sst_cleaner.scrapy._fleet_held`);
 * a model read from Redis is untrusted data, checked like a model file; a bad one is
   rejected (logged, counted in ``sst/redis/models_rejected``), deleted if it has not
   changed since, and built again.
@@ -33,6 +36,7 @@ does.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -76,6 +80,13 @@ MAX_REJECTIONS = 2
 #: and a dead Redis sees one ping per worker every few seconds
 RECONNECT_SECONDS = 0.5
 RECONNECT_MAX_SECONDS = 8.0
+#: crash safety of held pages (see _fleet_held.py): a worker renews its heartbeat every
+#: HEARTBEAT_SECONDS and is taken for dead HEARTBEAT_TTL after its last one; live workers
+#: look for dead ones every SWEEP_SECONDS and take at most MAX_ADOPTED records at a time
+HEARTBEAT_SECONDS = 2.0
+HEARTBEAT_TTL = 15.0
+SWEEP_SECONDS = 5.0
+MAX_ADOPTED = 500
 
 SHARED = "shared"  # third element of a build result: the model came from the fleet
 FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
@@ -113,6 +124,13 @@ class SharedSiteModelStore(SiteModelStore):
         identity = ModelIdentity.of(config.method, config.params, config.sample_pages)
         self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config, identity=identity)
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
+        # this process's held pages in Redis: a new one per run, so a restarted worker
+        # with the same pid recovers its dead predecessor's pages
+        self.incarnation = hashlib.sha1(f"{self.worker_id}:{uuid.uuid4().hex}".encode()).hexdigest()[:16]
+        self._held: dict[int, list] = {}  # id(page) -> [page, items held, field, recorded Deferred]
+        self._rescheduler: Optional[Callable[[bytes], None]] = None
+        self._next_beat = self._next_sweep = 0.0
+        self._beating = False
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
         self._down = False
         self._down_since = 0.0
@@ -152,6 +170,11 @@ class SharedSiteModelStore(SiteModelStore):
                 self._poller.stop()
             if self._down:
                 self._count_local_time()
+            else:
+                try:  # closed cleanly: its held items were handed over, nothing to recover
+                    self.fleet.forget_worker(self.incarnation)
+                except Exception as exc:
+                    logger.info("sst: could not clear this worker's held-page records: %s", self._said(exc))
             super().close()
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
@@ -161,6 +184,86 @@ class SharedSiteModelStore(SiteModelStore):
         """``listener(site)`` is called (reactor thread) when the fleet is ready to give
         ``site`` a model: its shared sample is complete or its model is published."""
         self._listener = listener
+
+    def set_rescheduler(self, rescheduler: Callable[[bytes], None]) -> None:
+        """``rescheduler(record)`` schedules a dead worker's held page again (reactor thread)."""
+        self._rescheduler = rescheduler
+
+    # -- held pages (crash safety, see _fleet_held.py)
+    def note_held(self, page: PageRecord, request: Any, spider: Any) -> None:
+        """One more item of ``page`` is held: the first records the page's request in Redis."""
+        from sst_cleaner.scrapy._fleet_held import encode_request
+
+        entry = self._held.get(id(page))
+        if entry is not None and entry[0] is page:
+            entry[1] += 1
+            return
+        entry = [page, 1, None, None]
+        self._held[id(page)] = entry
+        if self._down or request is None:
+            return
+        raw = encode_request(request, spider)
+        if raw is None:
+            self.inc("redis/held_not_recorded")
+            return
+        entry[2] = uuid.uuid4().hex
+        d = self._redis(self.fleet.hold_page, self.incarnation, entry[2], raw, HEARTBEAT_TTL)
+        entry[3] = d.addCallbacks(lambda _: self.inc("redis/held_recorded"), self._failed)
+
+    def item_out(self, item: Any) -> Any:
+        page = self.item_pages.peek(item)  # not page_for: that unbinds it, and the pipeline needs it
+        entry = self._held.get(id(page)) if page is not None else None
+        if entry is not None and entry[0] is page:
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del self._held[id(page)]
+                field, recorded = entry[2], entry[3]
+                if field is not None and recorded is not None:
+                    # after the record is written: a delete that overtook it would leave it
+                    recorded.addCallback(lambda _: None if self._down else self._release_record(field))
+        return super().item_out(item)
+
+    def _release_record(self, field: str) -> None:
+        self._redis(self.fleet.release_page, self.incarnation, field).addErrback(self._failed)
+
+    def _beat(self) -> None:
+        """Renew the heartbeat; now and then, take over the held pages of dead workers."""
+        now = time.monotonic()
+        if self._beating or now < self._next_beat:
+            return
+        self._beating = True
+        self._next_beat = now + HEARTBEAT_SECONDS
+        sweep = self._rescheduler is not None and now >= self._next_sweep
+        if sweep:
+            self._next_sweep = now + SWEEP_SECONDS
+
+        from twisted.internet.defer import Deferred
+
+        def done(result: Any) -> Any:
+            self._beating = False
+            return result
+
+        Deferred.fromCoroutine(self._heartbeat(sweep)).addErrback(self._failed).addBoth(done)
+
+    async def _heartbeat(self, sweep: bool) -> None:
+        await self._redis(self.fleet.heartbeat, self.incarnation, HEARTBEAT_TTL)
+        if not sweep:
+            return
+        for worker in await self._redis(self.fleet.dead_workers, self.incarnation):
+            records = await self._redis(self.fleet.adopt_pages, worker, MAX_ADOPTED)
+            if records:
+                logger.warning(
+                    "sst: a fleet worker stopped with %d pages whose items it held: crawling them again here",
+                    len(records),
+                )
+            for raw in records:
+                try:
+                    assert self._rescheduler is not None
+                    self._rescheduler(raw)
+                    self.inc("redis/pages_recovered")
+                except Exception as exc:  # a bad record, or the crawl is closing
+                    self.inc("redis/recover_errors")
+                    logger.warning("sst: could not crawl a dead worker's held page again: %s", str(exc)[:300])
 
     @property
     def down(self) -> bool:
@@ -281,6 +384,7 @@ class SharedSiteModelStore(SiteModelStore):
         if self._down:
             self._reconnect()
             return
+        self._beat()
         if self._polling or not self._watch:
             return
         now, sites = time.monotonic(), []

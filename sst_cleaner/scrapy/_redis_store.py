@@ -21,6 +21,13 @@ a hash of its method, its parameters and its sample size, see :class:`ModelIdent
                                    sample_pages
     PREFIX:sample-bytes            bytes in all sample lists together (the total cap)
 
+and, for the pages whose items a worker holds (crash safety, ``W`` = a hash of the
+worker's id, one per process)::
+
+    PREFIX:NS:held:W      hash: one entry per held page, its request as JSON
+    PREFIX:NS:alive:W     the worker's heartbeat (SET PX, renewed while it runs)
+    PREFIX:NS:workers     set of the W that may have held pages
+
 Why the identity is in the key: two crawls on one Redis with other methods, parameters or
 sample sizes would otherwise find each other's model, reject it and delete it in turn;
 each keeps its own model instead, and a crawl of the same identity reuses it.
@@ -377,6 +384,32 @@ return out
 """
 
 
+#: a held page's request as stored; a bigger one is not recorded (or not read)
+MAX_HELD_RECORD = 64 * 1024
+
+# KEYS: workers, held hash of the dead worker, its heartbeat. ARGV: most entries, a record's
+# cap, the worker's key part. -> the records taken (and deleted), unless the worker is alive.
+# One script, so two live workers never both take one record.
+_ADOPT = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
+if redis.call('TYPE', KEYS[2]).ok ~= 'hash' then
+  redis.call('DEL', KEYS[2])
+  redis.call('SREM', KEYS[1], ARGV[3])
+  return {}
+end
+local out = {}
+local fields = redis.call('HKEYS', KEYS[2])
+for i = 1, math.min(#fields, tonumber(ARGV[1])) do
+  if redis.call('HSTRLEN', KEYS[2], fields[i]) <= tonumber(ARGV[2]) then
+    out[#out + 1] = redis.call('HGET', KEYS[2], fields[i])
+  end
+  redis.call('HDEL', KEYS[2], fields[i])
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SREM', KEYS[1], ARGV[3]) end
+return out
+"""
+
+
 class ForeignModel(ModelFormatError):
     """A model of another identity under this crawl's key (written by something else):
     never used, never deleted."""
@@ -407,6 +440,7 @@ class RedisFleet:
         self._replace = self.client.register_script(_REPLACE)
         self._read_model = self.client.register_script(_READ_MODEL)
         self._read_sample = self.client.register_script(_READ_SAMPLE)
+        self._adopt = self.client.register_script(_ADOPT)
 
     # -- keys
     def key(self, site: str, what: str) -> str:
@@ -562,6 +596,52 @@ class RedisFleet:
     def drop_model(self, site: str, version: str) -> bool:
         """Delete a rejected model value, unless it changed since it was read."""
         return bool(self._drop(keys=[self.key(site, "model")], args=[version]))
+
+    # -- held pages (crash safety)
+    def _ns_key(self, what: str) -> str:
+        return ":".join(p for p in (self.config.prefix, self.config.namespace) if p) + ":" + what
+
+    def heartbeat(self, worker: str, ttl: float) -> None:
+        """This worker is alive for ``ttl`` more seconds."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(self._ns_key(f"alive:{worker}"), b"1", px=self._ms(ttl))
+        pipe.execute()
+
+    def hold_page(self, worker: str, field: str, record: bytes, ttl: float) -> None:
+        """Record a page whose items this worker holds (``record``: its request as JSON),
+        with a heartbeat first (so no other worker takes it for a dead one's)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(self._ns_key(f"alive:{worker}"), b"1", px=self._ms(ttl))
+        pipe.sadd(self._ns_key("workers"), worker)
+        pipe.hset(self._ns_key(f"held:{worker}"), field, record)
+        pipe.pexpire(self._ns_key(f"held:{worker}"), self._ms(self.config.model_ttl))
+        pipe.execute()
+
+    def release_page(self, worker: str, field: str) -> None:
+        self.client.hdel(self._ns_key(f"held:{worker}"), field)
+
+    def dead_workers(self, me: str, most: int = 50) -> list[str]:
+        """Workers with held pages whose heartbeat stopped (at most ``most``)."""
+        members = [_text(m) for m in self.client.srandmember(self._ns_key("workers"), most) or []]
+        members = [m for m in members if m != me and len(m) == 16 and all(c in "0123456789abcdef" for c in m)]
+        if not members:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for m in members:
+            pipe.exists(self._ns_key(f"alive:{m}"))
+        return [m for m, alive in zip(members, pipe.execute()) if not alive]
+
+    def adopt_pages(self, worker: str, most: int) -> list[bytes]:
+        """Take the held-page records of a dead worker (none if its heartbeat is back)."""
+        keys = [self._ns_key("workers"), self._ns_key(f"held:{worker}"), self._ns_key(f"alive:{worker}")]
+        return cast("list[bytes]", self._adopt(keys=keys, args=[most, MAX_HELD_RECORD, worker]))
+
+    def forget_worker(self, worker: str) -> None:
+        """A worker that closed cleanly: nothing of it is left to recover."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.delete(self._ns_key(f"held:{worker}"), self._ns_key(f"alive:{worker}"))
+        pipe.srem(self._ns_key("workers"), worker)
+        pipe.execute()
 
     def close(self) -> None:
         try:
