@@ -202,7 +202,11 @@ class SharedSiteModelStore(SiteModelStore):
         self._held[id(page)] = entry
         if self._down or request is None:
             return
-        raw = encode_request(request, spider)
+        try:
+            raw = encode_request(request, spider)
+        except Exception as exc:  # whatever a request holds, the page's items go on
+            logger.info("sst: could not record the held page %s: %r", page.url, exc)
+            raw = None
         if raw is None:
             self.inc("redis/held_not_recorded")
             return
