@@ -4,8 +4,8 @@ Run it in as many processes (and machines) as you like, all with the same ``REDI
 scrapy-redis's scheduler and duplicate filter share the request queue (each page is
 crawled once, by whichever worker pops it) and sst-cleaner's ``SST_MODEL_STORE = "redis"``
 shares the site models (each site is learnt once, by one worker). A plain spider with
-``async def start()``: scrapy-redis's ``RedisSpider`` still needs ``start_requests``, which
-Scrapy 2.16 removed.
+``async def start()``, so it needs no start URLs pushed to Redis (scrapy-redis's
+``RedisSpider`` works too: see docs/operations.md).
 
 It follows the demo site's links (``-a follow=all`` for every same-host link) and yields
 ``{"url", "title", "worker"}`` per article page. ``-a stats_out=FILE`` writes the crawl's

@@ -124,3 +124,71 @@ def test_no_password_reaches_the_log_of_a_crawl(demo_server, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "goes on with local models" in proc.stderr
     _assert_no_secret(proc.stderr + proc.stdout + out.read_text(encoding="utf-8"))
+
+
+# -- scrapy-redis's connection settings ---------------------------------------------------
+
+
+def test_redis_host_port_and_params_reach_the_server_and_db_scrapy_redis_uses(demo_server, tmp_path):
+    """``SST_MODEL_STORE = "redis"`` with scrapy-redis's REDIS_HOST, REDIS_PORT and
+    REDIS_PARAMS (a password and db 3): the crawl's models land where scrapy-redis's own
+    client looks, and the password is in no log line."""
+    import subprocess
+    import sys
+
+    from conftest import TESTS, _env
+    from scrapy.settings import Settings
+    from scrapy_redis.connection import get_redis_from_settings
+
+    with RedisServer(args=("--requirepass", SECRET)) as server:
+        redis_settings = {
+            "REDIS_HOST": "127.0.0.1",
+            "REDIS_PORT": server.port,
+            "REDIS_PARAMS": {"password": SECRET, "db": 3},
+        }
+        settings = dict(
+            redis_settings,
+            SST_MODEL_STORE="redis",
+            SST_REDIS_PREFIX="conn",
+            SST_SAMPLE_PAGES=3,
+            SST_WORKERS="thread",
+            SST_REDIS_TIMEOUT=2,
+        )
+        out, cfg = tmp_path / "out.json", tmp_path / "cfg.json"
+        cfg.write_text(json.dumps({"url": demo_server.url, "out": str(out), "kinds": ["dict"], "settings": settings}))
+        proc = subprocess.run(
+            [sys.executable, os.path.join(TESTS, "redis_fleet_runner.py"), str(cfg)],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            cwd=str(tmp_path),
+            timeout=240,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "goes on with local models" not in proc.stderr, proc.stderr[-3000:]
+        scrapy_redis = get_redis_from_settings(Settings(redis_settings))
+        models = [k for k in scrapy_redis.scan_iter("conn:*") if k.endswith(b":model")]
+        assert models, "no model reached scrapy-redis's server and db"
+        other_db = get_redis_from_settings(Settings(dict(redis_settings, REDIS_PARAMS={"password": SECRET})))
+        assert not list(other_db.scan_iter("conn:*"))  # db 0 holds none of them
+        result = json.loads(out.read_text(encoding="utf-8"))
+        assert result["stats"].get("sst/redis/models_published", 0) >= 1
+        assert "redis://127.0.0.1:%d/3" % server.port in proc.stderr  # where it is, said in the log
+    assert SECRET not in proc.stderr + proc.stdout
+
+
+def test_a_wrong_password_in_redis_params_is_not_logged(caplog):
+    with RedisServer(args=("--requirepass", SECRET)) as server:
+        settings = {
+            "SST_MODEL_STORE": "redis",
+            "REDIS_URL": f"redis://127.0.0.1:{server.port}/2",
+            "REDIS_PARAMS": {"password": "WrongPassword99"},
+            "SST_REDIS_TIMEOUT": 0.5,
+            "SST_WORKERS": "thread",
+        }
+        store = SharedSiteModelStore(load_config(settings), settings=settings)
+        assert "WrongPassword99" not in repr(store.redis_config)
+        with caplog.at_level(logging.INFO, logger="sst_cleaner"):
+            _use(store)
+    assert "goes on with local models" in caplog.text
+    assert "WrongPassword99" not in caplog.text

@@ -51,6 +51,12 @@ def test_settings_name_the_store():
     assert cfg.lock_ttl == 5.0 and cfg.prefix == "sst"
     with pytest.raises(ValueError):
         load_redis_config({"SST_MODEL_STORE": "redis", "SST_REDIS_PREFIX": "a{b}"})
+    # the namespace: the project and the spider by default, as a safe key part
+    assert load_redis_config({"SST_MODEL_STORE": "redis", "BOT_NAME": "news"}, "blog").namespace == "news:blog"
+    odd = load_redis_config({"SST_MODEL_STORE": "redis", "SST_REDIS_NAMESPACE": "x-%(spider)s"}, "a {b}\n")
+    assert odd.namespace == "x-a__b__"
+    with pytest.raises(ValueError, match="SST_REDIS_NAMESPACE"):
+        load_redis_config({"SST_MODEL_STORE": "redis", "SST_REDIS_NAMESPACE": "%(host)s"})
 
 
 def test_keys_hold_a_hash_of_the_site_never_the_host(fleet):
@@ -269,3 +275,45 @@ def test_a_merged_delta_is_the_model_of_all_the_pages_and_writes_are_compare_and
     assert fleet.replace_model("s", version, blob, merged.n_pages, "w1") == 2
     assert fleet.replace_model("s", version, blob, merged.n_pages, "w2") == 0
     assert fleet.client.hget(fleet.key("s", "model"), "builder") == b"w1"
+
+
+def test_held_page_records_are_json_and_read_back_as_untrusted():
+    import scrapy
+
+    from sst_cleaner.scrapy._fleet_held import RECOVERED_META, decode_request, encode_request
+
+    class Spider(scrapy.Spider):
+        name = "s"
+
+        def parse_item(self, response):
+            pass
+
+        def _secret(self, response):
+            pass
+
+    spider = Spider()
+    request = scrapy.Request(
+        "http://a/x", callback=spider.parse_item, method="POST", body=b"\xff\x00", meta={"depth": 2, "obj": object()}
+    )
+    raw = encode_request(request, spider)
+    assert raw is not None and b"pickle" not in raw
+    again = decode_request(raw, spider)
+    assert (again.url, again.method, again.body, again.callback) == (
+        "http://a/x",
+        "POST",
+        b"\xff\x00",
+        spider.parse_item,
+    )
+    assert again.dont_filter and again.meta["depth"] == 2 and again.meta[RECOVERED_META]
+    assert "obj" not in again.meta  # only what JSON carries
+    # a planted record: a class path is never imported, a private method never called
+    planted = json.loads(raw)
+    planted["_class"] = "os.system"
+    assert type(decode_request(json.dumps(planted).encode(), spider)) is scrapy.Request
+    planted["callback"] = "_secret"
+    with pytest.raises(ValueError, match="not a method"):
+        decode_request(json.dumps(planted).encode(), spider)
+    for bad in (b"\x80\x04pickle", b"[]", b"{}", b"x" * (64 * 1024 + 1)):
+        with pytest.raises(ValueError):
+            decode_request(bad, spider)
+    assert encode_request(scrapy.Request("http://a/" + "x" * 70_000), spider) is None  # over the cap

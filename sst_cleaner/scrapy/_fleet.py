@@ -11,15 +11,22 @@ processes (e.g. scrapy-redis workers) over the same sites:
   sample (in its worker process, as usual) while renewing the lock, then publishes it;
   the others wait (polling with backoff) and load the published model; a builder that
   dies stops renewing, its lock expires and the next claim takes over;
+* every page whose items this process holds is recorded in Redis until they leave, with a
+  heartbeat; the held pages of a worker whose heartbeat stopped are crawled again by a
+  live one (:mod:`sst_cleaner.scrapy._fleet_held`);
 * a model read from Redis is untrusted data, checked like a model file; a bad one is
   rejected (logged, counted in ``sst/redis/models_rejected``), deleted if it has not
   changed since, and built again.
 
 Redis is never on the crawl's critical path: every call runs in this store's threads
 with the socket timeout ``SST_REDIS_TIMEOUT``, and the first failure (down, slow, a
-refused script) switches the crawl to local models for the rest of it, said once in
-the log and in ``sst/redis/down``. Items are held and released by the middleware as
-always, so none is lost or doubled whatever Redis does.
+refused script) switches the crawl to local models, said once in the log and counted in
+``sst/redis/down``. From then on Redis is pinged with backoff (from RECONNECT_SECONDS to
+RECONNECT_MAX_SECONDS); when it answers the crawl shares again (``sst/redis/reconnects``,
+and the time spent local in ``sst/redis/local_seconds``). Sites that got a local model
+meanwhile keep it; the others are claimed through Redis as before, so after Redis comes
+back empty each is built once for the fleet. Items are held and released by the
+middleware as always, so none is lost or doubled whatever Redis does.
 
 Refinement: when the method's models add up (the default method's), later pages of a
 site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.scrapy._fleet_refine`);
@@ -29,6 +36,7 @@ does.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -40,7 +48,14 @@ from typing import Any, Callable, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
-from sst_cleaner.scrapy._redis_store import RedisFleet, parse_model_json, redact_text, redact_url
+from sst_cleaner.scrapy._redis_store import (
+    ForeignModel,
+    ModelIdentity,
+    RedisFleet,
+    parse_model_json,
+    redact_text,
+    redact_url,
+)
 from sst_cleaner.scrapy._settings import RedisConfig, SSTConfig, load_redis_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
@@ -60,8 +75,21 @@ POLL_SITES = 500
 MAX_WATCHED = 10_000
 #: a site whose shared model is rejected this many times in one build is built locally
 MAX_REJECTIONS = 2
+#: after a failure, Redis is pinged after RECONNECT_SECONDS, then backing off to
+#: RECONNECT_MAX_SECONDS: a fleet is back to sharing within seconds of Redis coming back,
+#: and a dead Redis sees one ping per worker every few seconds
+RECONNECT_SECONDS = 0.5
+RECONNECT_MAX_SECONDS = 8.0
+#: crash safety of held pages (see _fleet_held.py): a worker renews its heartbeat every
+#: HEARTBEAT_SECONDS and is taken for dead HEARTBEAT_TTL after its last one; live workers
+#: look for dead ones every SWEEP_SECONDS and take at most MAX_ADOPTED records at a time
+HEARTBEAT_SECONDS = 2.0
+HEARTBEAT_TTL = 15.0
+SWEEP_SECONDS = 5.0
+MAX_ADOPTED = 500
 
 SHARED = "shared"  # third element of a build result: the model came from the fleet
+FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
 NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
 
 
@@ -80,16 +108,35 @@ class SharedSiteModelStore(SiteModelStore):
 
     shared = True
 
-    def __init__(self, config: SSTConfig, stats: Any = None, settings: Any = None, fleet: Optional[RedisFleet] = None):
+    def __init__(
+        self,
+        config: SSTConfig,
+        stats: Any = None,
+        settings: Any = None,
+        fleet: Optional[RedisFleet] = None,
+        spider: Optional[str] = None,
+    ):
         super().__init__(config, stats)
-        redis_config = load_redis_config(settings) if fleet is None else fleet.config
+        redis_config = load_redis_config(settings, spider) if fleet is None else fleet.config
         if redis_config is None:
             raise ValueError("SharedSiteModelStore needs SST_MODEL_STORE")
         self.redis_config: RedisConfig = redis_config
-        self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config)
+        identity = ModelIdentity.of(config.method, config.params, config.sample_pages)
+        self.fleet = fleet if fleet is not None else RedisFleet(self.redis_config, identity=identity)
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}"
+        # this process's held pages in Redis: a new one per run, so a restarted worker
+        # with the same pid recovers its dead predecessor's pages
+        self.incarnation = hashlib.sha1(f"{self.worker_id}:{uuid.uuid4().hex}".encode()).hexdigest()[:16]
+        self._held: dict[int, list] = {}  # id(page) -> [page, items held, field, recorded Deferred]
+        self._rescheduler: Optional[Callable[[bytes], None]] = None
+        self._next_beat = self._next_sweep = 0.0
+        self._beating = False
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
         self._down = False
+        self._down_since = 0.0
+        self._retry_at = 0.0
+        self._retry_delay = RECONNECT_SECONDS
+        self._pinging = False
         self._listener: Optional[Callable[[str], None]] = None
         # sites waiting for the fleet -> [when to check next, interval]; insertion order
         self._watch: dict[str, list] = {}
@@ -107,9 +154,10 @@ class SharedSiteModelStore(SiteModelStore):
         if self._poller is not None:  # opened already (the middleware and the pipeline both open it)
             return
         logger.info(
-            "sst: site models shared through Redis at %s (prefix %r)",
+            "sst: site models shared through Redis at %s (prefix %r, namespace %r)",
             redact_url(self.redis_config.url),
             self.redis_config.prefix,
+            self.redis_config.namespace,
         )
         self._poller = LoopingCall(self._poll)
         self._poller.start(POLL_SECONDS, now=False).addErrback(
@@ -120,6 +168,13 @@ class SharedSiteModelStore(SiteModelStore):
         try:
             if self._poller is not None and self._poller.running:
                 self._poller.stop()
+            if self._down:
+                self._count_local_time()
+            else:
+                try:  # closed cleanly: its held items were handed over, nothing to recover
+                    self.fleet.forget_worker(self.incarnation)
+                except Exception as exc:
+                    logger.info("sst: could not clear this worker's held-page records: %s", self._said(exc))
             super().close()
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
@@ -129,6 +184,90 @@ class SharedSiteModelStore(SiteModelStore):
         """``listener(site)`` is called (reactor thread) when the fleet is ready to give
         ``site`` a model: its shared sample is complete or its model is published."""
         self._listener = listener
+
+    def set_rescheduler(self, rescheduler: Callable[[bytes], None]) -> None:
+        """``rescheduler(record)`` schedules a dead worker's held page again (reactor thread)."""
+        self._rescheduler = rescheduler
+
+    # -- held pages (crash safety, see _fleet_held.py)
+    def note_held(self, page: PageRecord, request: Any, spider: Any) -> None:
+        """One more item of ``page`` is held: the first records the page's request in Redis."""
+        from sst_cleaner.scrapy._fleet_held import encode_request
+
+        entry = self._held.get(id(page))
+        if entry is not None and entry[0] is page:
+            entry[1] += 1
+            return
+        entry = [page, 1, None, None]
+        self._held[id(page)] = entry
+        if self._down or request is None:
+            return
+        try:
+            raw = encode_request(request, spider)
+        except Exception as exc:  # whatever a request holds, the page's items go on
+            logger.info("sst: could not record the held page %s: %r", page.url, exc)
+            raw = None
+        if raw is None:
+            self.inc("redis/held_not_recorded")
+            return
+        entry[2] = uuid.uuid4().hex
+        d = self._redis(self.fleet.hold_page, self.incarnation, entry[2], raw, HEARTBEAT_TTL)
+        entry[3] = d.addCallbacks(lambda _: self.inc("redis/held_recorded"), self._failed)
+
+    def item_out(self, item: Any) -> Any:
+        page = self.item_pages.peek(item)  # not page_for: that unbinds it, and the pipeline needs it
+        entry = self._held.get(id(page)) if page is not None else None
+        if entry is not None and entry[0] is page:
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del self._held[id(page)]
+                field, recorded = entry[2], entry[3]
+                if field is not None and recorded is not None:
+                    # after the record is written: a delete that overtook it would leave it
+                    recorded.addCallback(lambda _: None if self._down else self._release_record(field))
+        return super().item_out(item)
+
+    def _release_record(self, field: str) -> None:
+        self._redis(self.fleet.release_page, self.incarnation, field).addErrback(self._failed)
+
+    def _beat(self) -> None:
+        """Renew the heartbeat; now and then, take over the held pages of dead workers."""
+        now = time.monotonic()
+        if self._beating or now < self._next_beat:
+            return
+        self._beating = True
+        self._next_beat = now + HEARTBEAT_SECONDS
+        sweep = self._rescheduler is not None and now >= self._next_sweep
+        if sweep:
+            self._next_sweep = now + SWEEP_SECONDS
+
+        from twisted.internet.defer import Deferred
+
+        def done(result: Any) -> Any:
+            self._beating = False
+            return result
+
+        Deferred.fromCoroutine(self._heartbeat(sweep)).addErrback(self._failed).addBoth(done)
+
+    async def _heartbeat(self, sweep: bool) -> None:
+        await self._redis(self.fleet.heartbeat, self.incarnation, HEARTBEAT_TTL)
+        if not sweep:
+            return
+        for worker in await self._redis(self.fleet.dead_workers, self.incarnation):
+            records = await self._redis(self.fleet.adopt_pages, worker, MAX_ADOPTED)
+            if records:
+                logger.warning(
+                    "sst: a fleet worker stopped with %d pages whose items it held: crawling them again here",
+                    len(records),
+                )
+            for raw in records:
+                try:
+                    assert self._rescheduler is not None
+                    self._rescheduler(raw)
+                    self.inc("redis/pages_recovered")
+                except Exception as exc:  # a bad record, or the crawl is closing
+                    self.inc("redis/recover_errors")
+                    logger.warning("sst: could not crawl a dead worker's held page again: %s", str(exc)[:300])
 
     @property
     def down(self) -> bool:
@@ -146,19 +285,58 @@ class SharedSiteModelStore(SiteModelStore):
         if self._down:
             return
         self._down = True
+        self._down_since = time.monotonic()
+        self._retry_delay = RECONNECT_SECONDS
+        self._retry_at = self._down_since + self._retry_delay
         self._watch.clear()
-        if self.stats is not None:
-            self.stats.set_value("sst/redis/down", 1)
+        self.inc("redis/down")
         logger.warning(
             "sst: the shared model store (Redis at %s) failed: %s; this crawl goes on "
-            "with local models (sites are learnt from this process's own pages)",
+            "with local models (sites are learnt from this process's own pages) until it answers again",
             redact_url(self.redis_config.url),
             self._said(exc),
         )
 
+    def _count_local_time(self) -> None:
+        now = time.monotonic()
+        self.inc("redis/local_seconds", round(now - self._down_since, 3))
+        self._down_since = now
+
+    def _reconnect(self) -> None:
+        """While down: ping Redis when the backoff is due; back to sharing when it answers."""
+        now = time.monotonic()
+        if self._pinging or now < self._retry_at:
+            return
+        self._pinging = True
+
+        def answered(ok: Any) -> None:
+            if not ok:
+                raise ConnectionError("no PONG")
+            self._count_local_time()
+            self._down = False
+            self.inc("redis/reconnects")
+            logger.info(
+                "sst: the shared model store (Redis at %s) answers again: back to sharing site models",
+                redact_url(self.redis_config.url),
+            )
+
+        def still_down(failure: Any) -> None:
+            self.inc("redis/errors")
+            self._retry_delay = min(self._retry_delay * 2, RECONNECT_MAX_SECONDS)
+            self._retry_at = time.monotonic() + self._retry_delay
+
+        def done(result: Any) -> Any:
+            self._pinging = False
+            return result
+
+        self._redis(self.fleet.ping).addBoth(done).addCallbacks(answered, still_down).addErrback(still_down)
+
     def _said(self, exc: Any) -> str:
         """An exception as the log shows it: without the secrets of the Redis URL."""
-        return redact_text(repr(exc), self.redis_config.url)
+        text = redact_text(repr(exc), self.redis_config.url)
+        for secret in self.redis_config.secrets():  # REDIS_PARAMS' password
+            text = text.replace(secret, "***")
+        return text
 
     # -- the shared sample
     def sample_added(self, site: str, page: PageRecord) -> None:
@@ -205,8 +383,13 @@ class SharedSiteModelStore(SiteModelStore):
         self._listener(site)
 
     def _poll(self) -> None:
-        """Check the sites waiting for the fleet (one round trip for all of them)."""
-        if self._down or self._polling or not self._watch:
+        """Check the sites waiting for the fleet (one round trip for all of them); while
+        Redis is down, see whether it is back."""
+        if self._down:
+            self._reconnect()
+            return
+        self._beat()
+        if self._polling or not self._watch:
             return
         now, sites = time.monotonic(), []
         for site, due in list(self._watch.items()):
@@ -263,6 +446,8 @@ class SharedSiteModelStore(SiteModelStore):
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
                 loaded = await self._load_shared(site)
+                if loaded == FOREIGN:
+                    break  # not this crawl's kind of model: built here, and left in place
                 if loaded is not None:
                     return loaded
                 rejections += 1
@@ -386,12 +571,16 @@ class SharedSiteModelStore(SiteModelStore):
 
     async def _load_shared(self, site: str) -> Optional[tuple]:
         """Load the site's published model into this process (and its worker). None when
-        it is gone or was rejected (and dropped, so it can be built again)."""
+        it is gone or was rejected (and dropped, so it can be built again); FOREIGN when
+        it is another crawl's kind of model (another method, parameters or sample size):
+        then it is neither used nor deleted."""
         limit = self.redis_config.max_model_bytes
         version = ""
         try:
             try:
                 raw, version = await self._redis(self.fleet.read_model, site)
+            except ForeignModel as exc:
+                return self._foreign(site, exc)
             except ModelFormatError:
                 raise
             except Exception as exc:
@@ -401,7 +590,7 @@ class SharedSiteModelStore(SiteModelStore):
                 return None  # deleted (expired) since the claim: claim again
             cleaner, data = await self.run(_parse_model, raw, limit)
             if cleaner.method != self.config.method:
-                raise ModelFormatError(f"made by method {cleaner.method!r}, not {self.config.method!r}")
+                return self._foreign(site, ForeignModel(f"made by method {cleaner.method!r}"))
         except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
             await self._reject(site, version, exc)
             return None
@@ -410,6 +599,15 @@ class SharedSiteModelStore(SiteModelStore):
         self.inc("redis/models_loaded")
         logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
         return 0.0, 0.0, SHARED
+
+    def _foreign(self, site: str, exc: BaseException) -> tuple:
+        self.inc("redis/models_foreign")
+        logger.warning(
+            "sst: the shared model of site %s is not this crawl's (%s); building it here, and leaving it in place",
+            site,
+            str(exc)[:300],
+        )
+        return FOREIGN
 
     def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
         """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this

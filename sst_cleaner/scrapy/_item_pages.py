@@ -88,6 +88,11 @@ class ItemPages:
             return None
         return entry[1]
 
+    def peek(self, item: Any) -> Optional[PageRecord]:
+        """The page ``item`` came from, left bound (None when it has none)."""
+        entry = self._item_pages.get(id(item))
+        return entry[1] if entry is not None and entry[0] is item else None
+
     def forget(self, item: Any) -> None:
         entry = self._item_pages.get(id(item))
         if entry is not None and entry[0] is item:

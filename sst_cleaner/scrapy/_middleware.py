@@ -291,6 +291,8 @@ class SSTSpiderMiddleware:
         self._shared = getattr(self.store, "shared", False)
         if self._shared:
             cast("SharedSiteModelStore", self.store).set_listener(self._shared_ready)
+            # a dead worker's held pages are crawled again from here (see _fleet_held.py)
+            cast("SharedSiteModelStore", self.store).set_rescheduler(self._crawl_again)
         self.book = HoldBook(
             self.store,
             sample_pages=config.sample_pages,
@@ -309,6 +311,12 @@ class SSTSpiderMiddleware:
             return cls(crawler)
         except ValueError as exc:  # a bad setting (component_config, the store's checks)
             return refuse_bad_settings(crawler, exc)
+
+    def _crawl_again(self, record: bytes) -> None:
+        """Schedule a dead fleet worker's held page again (past the duplicate filter)."""
+        from sst_cleaner.scrapy._fleet_held import decode_request
+
+        self.crawler.engine.crawl(decode_request(record, self.crawler.spider))
 
     # -- signals ---------------------------------------------------------------------------
     def spider_opened(self, spider: Any = None) -> None:
@@ -456,6 +464,8 @@ class SSTSpiderMiddleware:
                 self.store.bind(out, page)
                 if hold is not None and self.book.is_current(hold):
                     self.book.hold_item(hold, out)
+                    if self._shared:  # recorded in Redis until its items leave (crash safety)
+                        cast("SharedSiteModelStore", self.store).note_held(page, response.request, self.crawler.spider)
                     if self.book.held_items > self.config.max_held_items:  # a page with many items
                         self.book.enforce_bounds()
                         while self.book.ready:
@@ -783,4 +793,6 @@ def _make_store(config: Any, crawler: Any) -> SiteModelStore:
         return SiteModelStore(config, crawler.stats)
     from sst_cleaner.scrapy._fleet import SharedSiteModelStore
 
-    return SharedSiteModelStore(config, crawler.stats, crawler.settings)
+    # the spider's name fills in the keys' namespace (SST_REDIS_NAMESPACE)
+    spider = getattr(crawler.spidercls, "name", None)
+    return SharedSiteModelStore(config, crawler.stats, crawler.settings, spider=spider)

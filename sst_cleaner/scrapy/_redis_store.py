@@ -8,14 +8,29 @@ Its settings (``SST_MODEL_STORE``, ``SST_REDIS_*``: :class:`RedisConfig`) are de
 with the others in :mod:`sst_cleaner.scrapy._settings`.
 
 Keys, for one site (``H`` = the first 32 hex digits of sha256(site key): a host string
-never becomes part of a key, whatever it holds)::
+never becomes part of a key, whatever it holds; ``NS`` = the crawl's namespace,
+``SST_REDIS_NAMESPACE``, by default its project and spider; ``ID`` = the model's identity,
+a hash of its method, its parameters and its sample size, see :class:`ModelIdentity`)::
 
-    PREFIX:site:{H}:sample   list of sample pages (zlib-compressed, see encode_page)
-    PREFIX:site:{H}:urls     set of sha1(url) of the sampled pages (one copy per page)
-    PREFIX:site:{H}:bytes    bytes in the sample list
-    PREFIX:site:{H}:lock     the builder's token (SET NX PX, renewed while it fits)
-    PREFIX:site:{H}:model    hash: json (the model file format), version, pages, builder
-    PREFIX:sample-bytes      bytes in all sample lists together (the total cap)
+    PREFIX:NS:ID:site:{H}:sample   list of sample pages (zlib-compressed, see encode_page)
+    PREFIX:NS:ID:site:{H}:urls     set of sha1(url) of the sampled pages (one copy per page)
+    PREFIX:NS:ID:site:{H}:bytes    bytes in the sample list
+    PREFIX:NS:ID:site:{H}:lock     the builder's token (SET NX PX, renewed while it fits)
+    PREFIX:NS:ID:site:{H}:model    hash: json (the model file format), version, pages,
+                                   builder, and the identity: method, params (fingerprint),
+                                   sample_pages
+    PREFIX:sample-bytes            bytes in all sample lists together (the total cap)
+
+and, for the pages whose items a worker holds (crash safety, ``W`` = a hash of the
+worker's id, one per process)::
+
+    PREFIX:NS:held:W      hash: one entry per held page, its request as JSON
+    PREFIX:NS:alive:W     the worker's heartbeat (SET PX, renewed while it runs)
+    PREFIX:NS:workers     set of the W that may have held pages
+
+Why the identity is in the key: two crawls on one Redis with other methods, parameters or
+sample sizes would otherwise find each other's model, reject it and delete it in turn;
+each keeps its own model instead, and a crawl of the same identity reuses it.
 
 Why Lua scripts: each decision ("is there room for this page?", "am I still the
 builder?") reads and writes several keys, and two workers must never both win it.
@@ -28,6 +43,7 @@ import hashlib
 import json
 import logging
 import zlib
+from dataclasses import dataclass
 from typing import Any, Optional, cast
 
 from sst_cleaner.engine._model_file import check_model
@@ -41,6 +57,32 @@ _MAX_URL = 8192
 _MAX_ENCODING = 64
 #: a model's version is a counter the scripts below write; a longer value is not ours
 _MAX_VERSION = 20
+#: the identity fields of a model hash are short: a longer value is not read
+_MAX_IDENTITY = 200
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What makes two crawls' models of a site interchangeable: the method, its parameters
+    (as a fingerprint: SST_PARAMS may be long) and the sample size it is fitted on."""
+
+    method: str
+    params: str
+    sample_pages: int
+
+    @classmethod
+    def of(cls, method: str, params: dict, sample_pages: int) -> "ModelIdentity":
+        canonical = json.dumps(params, sort_keys=True, separators=(",", ":"), default=repr)
+        return cls(method, hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:16], sample_pages)
+
+    @property
+    def tag(self) -> str:
+        """The identity as a key part (a method name may hold any character)."""
+        text = f"{self.method}\0{self.params}\0{self.sample_pages}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    def fields(self) -> list[str]:
+        return [self.method[:_MAX_IDENTITY], self.params, str(self.sample_pages)]
 
 
 def site_hash(site_key: str) -> str:
@@ -242,7 +284,8 @@ return 0
 """
 
 # KEYS: lock, model, sample, urls, bytes, total. ARGV: token, json, pages, builder, model ttl ms,
-# the version's length cap. -> the new version, or 0 when the lock is no longer this builder's
+# the version's length cap, method, params fingerprint, sample pages.
+# -> the new version, or 0 when the lock is no longer this builder's
 _PUBLISH = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local t = redis.call('TYPE', KEYS[2]).ok
@@ -251,7 +294,8 @@ local v = 1
 if redis.call('HSTRLEN', KEYS[2], 'version') <= tonumber(ARGV[6]) then
   v = (tonumber(redis.call('HGET', KEYS[2], 'version') or '0') or 0) + 1
 end
-redis.call('HSET', KEYS[2], 'json', ARGV[2], 'pages', ARGV[3], 'builder', ARGV[4], 'version', v)
+redis.call('HSET', KEYS[2], 'json', ARGV[2], 'pages', ARGV[3], 'builder', ARGV[4], 'version', v,
+           'method', ARGV[7], 'params', ARGV[8], 'sample_pages', ARGV[9])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 local site = tonumber(redis.call('GET', KEYS[5]) or '0')
 if site > 0 and redis.call('EXISTS', KEYS[6]) == 1 then
@@ -292,9 +336,10 @@ return 0
 """
 
 
-# KEYS: model. ARGV: the model's byte cap, the version's length cap.
-# -> {'ok', version, json} | {'gone', version} (no json field) | {'type', Redis type}
-#    | {'version', its length} | {'big', json bytes}
+# KEYS: model. ARGV: the model's byte cap, the version's length cap, the identity fields' cap.
+# -> {'ok', version, json, method, params, sample_pages} | {'gone', version} (no json field)
+#    | {'type', Redis type} | {'version', its length} | {'big', json bytes}
+# An identity field longer than its cap is sent as '?' (not ours: the model is not used).
 # One script, so the sizes checked are the sizes of the values sent.
 _READ_MODEL = """
 local t = redis.call('TYPE', KEYS[1]).ok
@@ -307,7 +352,15 @@ if size > tonumber(ARGV[1]) then return {'big', tostring(size)} end
 local v = redis.call('HGET', KEYS[1], 'version') or ''
 local json = redis.call('HGET', KEYS[1], 'json')
 if not json then return {'gone', v} end
-return {'ok', v, json}
+local ident = {}
+for i, name in ipairs({'method', 'params', 'sample_pages'}) do
+  if redis.call('HSTRLEN', KEYS[1], name) <= tonumber(ARGV[3]) then
+    ident[i] = redis.call('HGET', KEYS[1], name) or ''
+  else
+    ident[i] = '?'
+  end
+end
+return {'ok', v, json, ident[1], ident[2], ident[3]}
 """
 
 # KEYS: sample. ARGV: most entries, the sample's byte cap. -> {entries left out, entry...}:
@@ -331,6 +384,37 @@ return out
 """
 
 
+#: a held page's request as stored; a bigger one is not recorded (or not read)
+MAX_HELD_RECORD = 64 * 1024
+
+# KEYS: workers, held hash of the dead worker, its heartbeat. ARGV: most entries, a record's
+# cap, the worker's key part. -> the records taken (and deleted), unless the worker is alive.
+# One script, so two live workers never both take one record.
+_ADOPT = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return {} end
+if redis.call('TYPE', KEYS[2]).ok ~= 'hash' then
+  redis.call('DEL', KEYS[2])
+  redis.call('SREM', KEYS[1], ARGV[3])
+  return {}
+end
+local out = {}
+local fields = redis.call('HKEYS', KEYS[2])
+for i = 1, math.min(#fields, tonumber(ARGV[1])) do
+  if redis.call('HSTRLEN', KEYS[2], fields[i]) <= tonumber(ARGV[2]) then
+    out[#out + 1] = redis.call('HGET', KEYS[2], fields[i])
+  end
+  redis.call('HDEL', KEYS[2], fields[i])
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SREM', KEYS[1], ARGV[3]) end
+return out
+"""
+
+
+class ForeignModel(ModelFormatError):
+    """A model of another identity under this crawl's key (written by something else):
+    never used, never deleted."""
+
+
 class RedisFleet:
     """The fleet's shared state for site models, over one Redis connection pool.
 
@@ -338,13 +422,14 @@ class RedisFleet:
     caller decides what that means for the crawl (:mod:`sst_cleaner.scrapy._fleet` goes local).
     """
 
-    def __init__(self, config: RedisConfig, client: Any = None):
+    def __init__(self, config: RedisConfig, client: Any = None, identity: Optional[ModelIdentity] = None):
         try:
             import redis  # only here: a crawl without SST_MODEL_STORE never imports it
         except ImportError as exc:
             raise ImportError("SST_MODEL_STORE needs the redis client: pip install 'sst-cleaner[redis]'") from exc
 
         self.config = config
+        self.identity = identity
         self.client = client if client is not None else _client(redis, config)
         self._push = self.client.register_script(_PUSH)
         self._claim = self.client.register_script(_CLAIM)
@@ -355,10 +440,12 @@ class RedisFleet:
         self._replace = self.client.register_script(_REPLACE)
         self._read_model = self.client.register_script(_READ_MODEL)
         self._read_sample = self.client.register_script(_READ_SAMPLE)
+        self._adopt = self.client.register_script(_ADOPT)
 
     # -- keys
     def key(self, site: str, what: str) -> str:
-        return f"{self.config.prefix}:site:{{{site_hash(site)}}}:{what}"
+        parts = [self.config.prefix, self.config.namespace, self.identity.tag if self.identity else ""]
+        return ":".join(p for p in parts if p) + f":site:{{{site_hash(site)}}}:{what}"
 
     @property
     def total_key(self) -> str:
@@ -460,7 +547,9 @@ class RedisFleet:
         """(the model's JSON bytes, version), or (None, version) when it is gone. Its
         sizes are checked before the values are fetched, so an oversized value never
         crosses the network; a version that is not a short counter is refused."""
-        reply = self._read_model(keys=[self.key(site, "model")], args=[self.config.max_model_bytes, _MAX_VERSION])
+        reply = self._read_model(
+            keys=[self.key(site, "model")], args=[self.config.max_model_bytes, _MAX_VERSION, _MAX_IDENTITY]
+        )
         state = _text(reply[0])
         if state == "type":  # written by something else: never read as a model
             raise ModelFormatError(f"shared model key holds a Redis {_text(reply[1])}, not a hash")
@@ -473,6 +562,10 @@ class RedisFleet:
         version = _text(reply[1])
         if not version.isdigit() and version:
             raise ModelFormatError(f"shared model's version {version!r} is not a counter")
+        if state == "ok" and self.identity is not None:
+            stored = [_text(x) for x in reply[3:6]]
+            if any(stored) and stored != self.identity.fields():
+                raise ForeignModel(f"made by method {stored[0]!r}, parameters {stored[1]}, {stored[2]} sample pages")
         return (cast(bytes, reply[2]) if state == "ok" else None), version
 
     def publish(self, site: str, token: str, model_json: bytes, pages: int, builder: str) -> int:
@@ -486,7 +579,8 @@ class RedisFleet:
             self.key(site, "bytes"),
             self.total_key,
         ]
-        args: list[Any] = [token, model_json, pages, builder, self._ms(self.config.model_ttl), _MAX_VERSION]
+        ident = self.identity.fields() if self.identity is not None else ["", "", ""]
+        args: list[Any] = [token, model_json, pages, builder, self._ms(self.config.model_ttl), _MAX_VERSION, *ident]
         return int(self._publish(keys=keys, args=args))
 
     def replace_model(self, site: str, version: str, model_json: bytes, pages: int, builder: str) -> int:
@@ -503,6 +597,52 @@ class RedisFleet:
         """Delete a rejected model value, unless it changed since it was read."""
         return bool(self._drop(keys=[self.key(site, "model")], args=[version]))
 
+    # -- held pages (crash safety)
+    def _ns_key(self, what: str) -> str:
+        return ":".join(p for p in (self.config.prefix, self.config.namespace) if p) + ":" + what
+
+    def heartbeat(self, worker: str, ttl: float) -> None:
+        """This worker is alive for ``ttl`` more seconds."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(self._ns_key(f"alive:{worker}"), b"1", px=self._ms(ttl))
+        pipe.execute()
+
+    def hold_page(self, worker: str, field: str, record: bytes, ttl: float) -> None:
+        """Record a page whose items this worker holds (``record``: its request as JSON),
+        with a heartbeat first (so no other worker takes it for a dead one's)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(self._ns_key(f"alive:{worker}"), b"1", px=self._ms(ttl))
+        pipe.sadd(self._ns_key("workers"), worker)
+        pipe.hset(self._ns_key(f"held:{worker}"), field, record)
+        pipe.pexpire(self._ns_key(f"held:{worker}"), self._ms(self.config.model_ttl))
+        pipe.execute()
+
+    def release_page(self, worker: str, field: str) -> None:
+        self.client.hdel(self._ns_key(f"held:{worker}"), field)
+
+    def dead_workers(self, me: str, most: int = 50) -> list[str]:
+        """Workers with held pages whose heartbeat stopped (at most ``most``)."""
+        members = [_text(m) for m in self.client.srandmember(self._ns_key("workers"), most) or []]
+        members = [m for m in members if m != me and len(m) == 16 and all(c in "0123456789abcdef" for c in m)]
+        if not members:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for m in members:
+            pipe.exists(self._ns_key(f"alive:{m}"))
+        return [m for m, alive in zip(members, pipe.execute()) if not alive]
+
+    def adopt_pages(self, worker: str, most: int) -> list[bytes]:
+        """Take the held-page records of a dead worker (none if its heartbeat is back)."""
+        keys = [self._ns_key("workers"), self._ns_key(f"held:{worker}"), self._ns_key(f"alive:{worker}")]
+        return cast("list[bytes]", self._adopt(keys=keys, args=[most, MAX_HELD_RECORD, worker]))
+
+    def forget_worker(self, worker: str) -> None:
+        """A worker that closed cleanly: nothing of it is left to recover."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.delete(self._ns_key(f"held:{worker}"), self._ns_key(f"alive:{worker}"))
+        pipe.srem(self._ns_key("workers"), worker)
+        pipe.execute()
+
     def close(self) -> None:
         try:
             self.client.close()
@@ -511,6 +651,8 @@ class RedisFleet:
 
 
 def _client(redis: Any, config: RedisConfig) -> Any:
+    if config.connection is not None:
+        return _scrapy_redis_client(redis, config)
     try:
         return redis.Redis.from_url(
             config.url,
@@ -521,6 +663,41 @@ def _client(redis: Any, config: RedisConfig) -> Any:
     except (ValueError, TypeError) as exc:  # its message may quote the URL's secrets
         message = redact_text(str(exc), config.url)
         raise ValueError(f"SST_MODEL_STORE {redact_url(config.url)} is not a usable Redis URL: {message}") from None
+
+
+def _scrapy_redis_client(redis: Any, config: RedisConfig) -> Any:
+    """A client of the server and db scrapy-redis connects to: made by scrapy-redis's own
+    helper (``get_redis_from_settings``) when it is installed, else by the same rules. Our
+    timeouts replace scrapy-redis's (30 s by default: a crawl must not wait that long on
+    the model store), and replies stay bytes (the scripts' values are compressed pages)."""
+    conn = dict(config.connection or {})
+    params = dict(conn.pop("REDIS_PARAMS", None) or {})
+    params.update(
+        socket_timeout=config.timeout,
+        socket_connect_timeout=config.timeout,
+        health_check_interval=30,
+        decode_responses=False,
+    )
+    try:
+        try:
+            from scrapy.settings import BaseSettings
+            from scrapy_redis.connection import get_redis_from_settings
+        except ImportError:
+            url = conn.pop("REDIS_URL", None)
+            for name, param in (("REDIS_HOST", "host"), ("REDIS_PORT", "port"), ("REDIS_DB", "db")):
+                if conn.get(name):
+                    params[param] = conn[name]
+            if conn.get("REDIS_ENCODING"):
+                params["encoding"] = conn["REDIS_ENCODING"]
+            return redis.Redis.from_url(url, **params) if url else redis.Redis(**params)
+        return get_redis_from_settings(BaseSettings({**conn, "REDIS_PARAMS": params, "REDIS_DECODE_RESPONSES": False}))
+    except (ValueError, TypeError) as exc:  # its message may quote a secret
+        message = redact_text(str(exc), config.url)
+        for secret in config.secrets():
+            message = message.replace(secret, "***")
+        raise ValueError(
+            f"scrapy-redis's connection settings ({redact_url(config.url)}) are not usable: {message}"
+        ) from None
 
 
 def _text(value: Any) -> str:

@@ -199,13 +199,71 @@ def _store_url(settings: Any, spec: Setting) -> Optional[str]:
     if value is False or _is_off(value) or str(value).strip().lower() in ("local", "memory"):
         return None
     if value is True or str(value).strip().lower() == "redis":
-        return str(settings.get("REDIS_URL") or "redis://localhost:6379/0")
+        if settings.get("REDIS_URL"):
+            return str(settings.get("REDIS_URL"))
+        # where scrapy-redis connects (see redis_connection): named in the log
+        params = _redis_params(settings)
+        host = settings.get("REDIS_HOST") or params.get("host") or "localhost"
+        port = settings.get("REDIS_PORT") or params.get("port") or 6379
+        db = settings.get("REDIS_DB") or params.get("db") or 0
+        return f"redis://{host}:{port}/{db}"
     value = str(value).strip()
     if not value.startswith(("redis://", "rediss://", "unix://")):
         from sst_cleaner.scrapy._redis_store import redact_url  # the value may hold a password
 
         raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {redact_url(value)!r}")
     return value
+
+
+#: the names a namespace template may use (SST_REDIS_NAMESPACE)
+NAMESPACE_FIELDS = ("project", "spider")
+
+
+def _namespace(settings: Any, spec: Setting) -> str:
+    template = _text(settings, spec)
+    try:
+        template % {name: "x" for name in NAMESPACE_FIELDS}
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{spec.name} must be a template of %(project)s and %(spider)s, got {template!r}: {exc!r}"
+        ) from None
+    return template
+
+
+def namespace_of(template: str, project: Optional[str], spider: Optional[str]) -> str:
+    """The namespace ``template`` names for a crawl, as a key part: characters that are not
+    a word, ``.``, ``:`` or ``-`` become ``_`` (a ``{`` would change the key's hash slot, a
+    space or newline the key), and a long one is cut and completed by its hash so two long
+    names stay apart."""
+    import hashlib
+
+    value = template % {"project": project or "", "spider": spider or ""}
+    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._:-") else "_" for ch in value)
+    if len(safe) > 120:
+        safe = safe[:100] + "~" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return safe
+
+
+#: scrapy-redis's connection settings (scrapy_redis.connection.SETTINGS_PARAMS_MAP and
+#: REDIS_PARAMS), read when SST_MODEL_STORE = "redis"
+REDIS_CONNECTION_SETTINGS = ("REDIS_URL", "REDIS_HOST", "REDIS_PORT", "REDIS_DB", "REDIS_ENCODING")
+
+
+def _redis_params(settings: Any) -> dict:
+    try:
+        return dict(settings.getdict("REDIS_PARAMS"))  # a JSON string on the command line, as scrapy-redis reads it
+    except (TypeError, ValueError):
+        raise ValueError("REDIS_PARAMS must be a dict (or its JSON)") from None
+
+
+def redis_connection(settings: Any) -> Optional[dict]:
+    """scrapy-redis's connection settings when ``SST_MODEL_STORE = "redis"``, else None."""
+    value = settings.get("SST_MODEL_STORE")
+    if not (value is True or str(value).strip().lower() == "redis"):
+        return None
+    out: dict[str, Any] = {name: settings.get(name) for name in REDIS_CONNECTION_SETTINGS if settings.get(name)}
+    out["REDIS_PARAMS"] = _redis_params(settings)
+    return out
 
 
 def _key_prefix(settings: Any, spec: Setting) -> str:
@@ -340,6 +398,15 @@ class RedisConfig:
     prefix: str = setting(
         "SST_REDIS_PREFIX", "str", "sst", "first part of every key the shared store writes", _key_prefix
     )
+    #: a config built directly (tests, tools) has no namespace; load_redis_config fills it in
+    namespace: str = setting(
+        "SST_REDIS_NAMESPACE",
+        "str",
+        "%(project)s:%(spider)s",
+        "second part of every key: crawls of other projects or spiders never share models",
+        _namespace,
+        field_default="",
+    )
     site_sample_bytes: int = setting(
         "SST_REDIS_SITE_SAMPLE_BYTES",
         "int",
@@ -363,7 +430,7 @@ class RedisConfig:
     lock_ttl: float = setting(
         "SST_REDIS_LOCK_TTL",
         "float (seconds)",
-        30.0,
+        5.0,
         "seconds a builder's lock lives unless renewed",
         _number(float, 0.5),
     )
@@ -379,11 +446,24 @@ class RedisConfig:
     merge_pages: int = setting(
         "SST_REDIS_MERGE_PAGES", "int", 10, "later pages learnt per merge into the fleet's model", _number(int, 0)
     )
+    #: with ``SST_MODEL_STORE = "redis"``: scrapy-redis's connection settings (REDIS_URL,
+    #: REDIS_HOST, REDIS_PORT, REDIS_DB, REDIS_ENCODING, REDIS_PARAMS), so the store reaches
+    #: the server and db scrapy-redis does; None for a URL of its own. Not a setting of ours;
+    #: kept out of repr (REDIS_PARAMS may hold a password).
+    connection: Optional[dict] = field(default=None, repr=False, compare=False)
+
+    def secrets(self) -> list[str]:
+        """The secrets of the connection settings (a URL's are found in the URL)."""
+        params = (self.connection or {}).get("REDIS_PARAMS") or {}
+        return [str(params[k]) for k in ("password", "username") if params.get(k)]
 
 
 #: every setting of the Scrapy layer by name, in the order of the two configs
 SETTINGS: dict[str, Setting] = {
-    spec.name: spec for config in (SSTConfig, RedisConfig) for spec in (f.metadata[_SETTING] for f in fields(config))
+    f.metadata[_SETTING].name: f.metadata[_SETTING]
+    for config in (SSTConfig, RedisConfig)
+    for f in fields(config)
+    if _SETTING in f.metadata
 }
 
 
@@ -402,7 +482,8 @@ def _as_settings(settings: Any) -> Any:
 
 def _read(config: type, settings: Any) -> dict[str, Any]:
     """The values of ``config``'s fields, each read by its setting."""
-    return {f.name: f.metadata[_SETTING].read(settings, f.metadata[_SETTING]) for f in fields(config)}
+    specs = [(f.name, f.metadata[_SETTING]) for f in fields(config) if _SETTING in f.metadata]
+    return {name: spec.read(settings, spec) for name, spec in specs}
 
 
 def load_config(settings: Any) -> SSTConfig:
@@ -438,18 +519,24 @@ def component_config(settings: Any) -> SSTConfig:
 def store_url(settings: Any) -> Optional[str]:
     """The Redis URL ``SST_MODEL_STORE`` names, or None (the in-process store).
 
-    ``"redis"`` (or ``True``) means scrapy-redis's ``REDIS_URL`` (``redis://localhost:6379/0``
-    when unset), so a fleet that already has a Redis for its scheduler names it once.
+    ``"redis"`` (or ``True``) means scrapy-redis's server: its ``REDIS_URL``, or its
+    ``REDIS_HOST``/``REDIS_PORT``/``REDIS_DB`` (``redis://localhost:6379/0`` when none is
+    set), so a fleet that already has a Redis for its scheduler names it once. (The URL
+    returned then only names the server in the log: the connection is made from all of
+    scrapy-redis's settings, ``REDIS_PARAMS`` included, see ``RedisConfig.connection``.)
     """
     return _store_url(_as_settings(settings), SETTINGS["SST_MODEL_STORE"])
 
 
-def load_redis_config(settings: Any) -> Optional[RedisConfig]:
-    """The fleet settings, or None when ``SST_MODEL_STORE`` is not set."""
+def load_redis_config(settings: Any, spider: Optional[str] = None) -> Optional[RedisConfig]:
+    """The fleet settings, or None when ``SST_MODEL_STORE`` is not set. ``spider`` (the
+    spider's name) and ``BOT_NAME`` fill in the namespace template."""
     settings = _as_settings(settings)
     if store_url(settings) is None:
         return None
-    return RedisConfig(**_read(RedisConfig, settings))
+    values = _read(RedisConfig, settings)
+    values["namespace"] = namespace_of(values["namespace"], _opt_str(settings.get("BOT_NAME")), spider)
+    return RedisConfig(**values, connection=redis_connection(settings))
 
 
 def outputs_of(config: SSTConfig) -> tuple:
