@@ -39,7 +39,10 @@ PageInput = Union[HtmlInput, tuple]
 
 #: cleaned once with a freshly loaded model, so that bad state fails at load time
 _PROBE_PAGE = (
-    "<html><head><title>Probe</title></head><body><div><h1>Model check</h1>"
+    # (the layout attributes on BODY let a method that needs a rendered page's layout,
+    # "cehtd", be checked too; the other methods ignore them)
+    "<html><head><title>Probe</title></head><body data-sst-layout='1' data-sst-vw='800' data-sst-x='0'"
+    " data-sst-w='800' data-sst-vis='1'><div><h1>Model check</h1>"
     "<p>A loaded model must clean this short page. It has two sentences.</p>"
     "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>"
 )
