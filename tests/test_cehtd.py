@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import random
+import re
 import threading
 
 import pytest
@@ -178,13 +179,28 @@ def test_cehtd_drops_the_side_columns_from_hand_written_layout():
 @needs_chromium
 def test_cehtd_drops_the_side_columns_from_a_chromium_render():
     with Renderer() as r:
-        html = r.render(columns_page(layout=False), "https://example.org/harbour.html")
+        html = r.render(columns_page(layout=False), "http://news.example.com/harbour.html")
     page = parse_html(html)
     main = page.root.xpath("//div[@id='main']")[0]
     assert (main.get("data-sst-x"), main.get("data-sst-w"), main.get("data-sst-vis")) == ("200", "880", "1")
     assert _kept(SiteCleaner(method="cetd").clean(html).text) == {"left", "main", "right"}
     result = SiteCleaner(method="cehtd").clean(html)
     assert (result.method, _kept(result.text)) == ("cehtd", {"main"})
+
+
+def test_with_links_in_the_article_the_low_hc_base_keeps_the_columns():
+    """Eq. 4 on a page with links: a small HC_i brings the logarithm's base near 1, which
+    raises off-centre densities again (docs/methods.md). One inline link per article
+    paragraph: cetd loses the article to the columns, cehtd keeps it but keeps the
+    columns too."""
+    html = re.sub(
+        r'(<p data-sst-x="200"[^>]*>[^<]*)</p>',
+        r'\1 See <a href="/r" data-sst-x="300" data-sst-w="120" data-sst-vis="1">the report</a>.</p>',
+        columns_page(layout=True),
+    )
+    assert html.count('href="/r"') == 10
+    assert _kept(SiteCleaner(method="cetd").clean(html).text) == {"left", "right"}
+    assert _kept(SiteCleaner(method="cehtd").clean(html).text) == {"left", "main", "right"}
 
 
 def test_hidden_text_inside_the_article_is_not_content():

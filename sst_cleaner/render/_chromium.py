@@ -54,11 +54,15 @@ _FLAGS = (
     "--disable-sync",
     "--disable-default-apps",
     "--mute-audio",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
     "--hide-scrollbars",
     # nothing resolves: a request the Fetch interception does not see fails too
     "--host-resolver-rules=MAP * ~NOTFOUND",
     "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
+    # an http page is rendered at its own URL, not upgraded to https first
+    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,HttpsFirstModeV2ForEngagedSites",
 )
 
 
@@ -313,6 +317,7 @@ class Renderer:
         self._send("Page.navigate", {"url": url}, session)
         deadline = time.monotonic() + self.timeout
         served = False
+        https = "https://" + url[len("http://") :] if url.startswith("http://") else url
         while True:
             msg = self._events.pop(0) if self._events else self._read(deadline)
             if msg.get("sessionId") != session:
@@ -321,7 +326,9 @@ class Renderer:
             if method == "Fetch.requestPaused":
                 params = msg["params"]
                 req_url = params["request"]["url"].split("#", 1)[0]
-                if not served and req_url == url and params.get("resourceType") == "Document":
+                # the navigation's own request; an http URL may come back as https
+                # (Chromium upgrades some hosts to HTTPS before any request is made)
+                if not served and req_url in (url, https) and params.get("resourceType") == "Document":
                     served = True
                     self._send(
                         "Fetch.fulfillRequest",
@@ -340,6 +347,8 @@ class Renderer:
                         session,
                     )
             elif method == "Page.loadEventFired":
+                if not served:  # what loaded is the browser's own error page
+                    raise RenderError(f"the browser did not ask for the page's URL {url}")
                 break
             elif "id" in msg and "error" in msg:
                 raise RenderError(f"the browser refused the page: {msg['error'].get('message', msg['error'])}")

@@ -42,8 +42,9 @@ Readings of the paper where it is not explicit (each one documented in docs/meth
   ``HC_i / T_i``.
 
 Without layout attributes ``SiteCleaner(method="cehtd")`` cleans the page with CECTD-DS
-and says so: ``result.method == "cetd"``, ``result.status == "no_layout"`` and a warning
-in the log (``no_layout="error"`` raises :class:`NoLayoutError` instead).
+and says so: ``result.method == "cetd"``, ``result.status == "no_layout"``, a count
+(``pages_without_layout``) and a warning in the log for the first such page
+(``no_layout="error"`` raises :class:`NoLayoutError` instead).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from lxml import etree
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._layout import ATTR_VISIBLE, element_box, has_layout
 from sst_cleaner.engine._registry import register_method
-from sst_cleaner.engine._result import CleanResult
+from sst_cleaner.engine._result import STATUS_NO_LAYOUT, CleanResult
 from sst_cleaner.engine.methods.cetd import (
     CETDMethod,
     Densities,
@@ -69,8 +70,6 @@ from sst_cleaner.engine.methods.cetd import (
 
 logger = logging.getLogger(__name__)
 
-#: ``CleanResult.status`` of a page cleaned by ``cehtd`` without layout (CECTD-DS instead)
-STATUS_NO_LAYOUT = "no_layout"
 #: what ``cehtd`` does with a page that carries no layout
 NO_LAYOUT_CHOICES = ("cetd", "error")
 
@@ -331,7 +330,14 @@ class CEHTDMethod:
         if self.no_layout == "error":
             raise NoLayoutError(f"{where} carries no layout: render it first (sst_cleaner.render, --render)")
         self.pages_without_layout += 1
-        logger.warning("cehtd: %s carries no layout (not rendered): cleaned with cetd (CECTD-DS)", where)
+        # once per model: every such page says so in its status, a crawl need not log each
+        if self.pages_without_layout == 1:
+            logger.warning(
+                "cehtd: %s carries no layout (not rendered): cleaned with cetd (CECTD-DS); "
+                "such pages get status %r and are counted in pages_without_layout, not logged again",
+                where,
+                STATUS_NO_LAYOUT,
+            )
         cetd = CETDMethod(
             text_nodes=self.text_nodes,
             inline_share=self.inline_share,
