@@ -33,6 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("data")
     ap.add_argument("rendered")
     ap.add_argument("--corpus", action="append", default=[])
+    ap.add_argument("--per-site", action="store_true", help="also each site's P / F1, cetd (rendered) and cehtd")
     args = ap.parse_args(argv)
     cetd, cehtd = SiteCleaner(method="cetd"), SiteCleaner(method="cehtd")
     import logging
@@ -61,9 +62,23 @@ def main(argv=None) -> int:
         if not n:
             continue
         print(f"{name}: {n} of {len(rows)} pages rendered; {no_layout} without usable layout")
+        results = {}
         for label, p in preds.items():
-            res = evaluate(p, manifest, skip_missing=True)
+            res = results[label] = evaluate(p, manifest, skip_missing=True)
             print(f"  {label:<20} P={res['precision']:.3f} R={res['recall']:.3f} F1={res['f1']:.3f}")
+        base, hybrid = results["cetd (rendered)"], results["cehtd (rendered)"]
+        diffs = [hybrid["per_page"][k][2] - base["per_page"][k][2] for k in hybrid["per_page"]]
+        print(
+            f"  cehtd against cetd (rendered), pages: F1 higher {sum(d > 0.005 for d in diffs)}, "
+            f"lower {sum(d < -0.005 for d in diffs)}, within 0.005 {sum(abs(d) <= 0.005 for d in diffs)}"
+        )
+        if args.per_site:
+            for site, b in base["per_site"].items():
+                h = hybrid["per_site"][site]
+                print(
+                    f"    {site:<28} pages={b['pages']:<3} cetd P={b['precision']:.3f} F1={b['f1']:.3f}  "
+                    f"cehtd P={h['precision']:.3f} F1={h['f1']:.3f}"
+                )
     return 0
 
 

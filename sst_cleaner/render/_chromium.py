@@ -123,7 +123,7 @@ class Renderer:
         self.timeout = float(timeout)
         self.pages = 0
         self._proc: Optional[subprocess.Popen] = None
-        self._profile: Optional[tempfile.TemporaryDirectory] = None
+        self._profile: Optional[str] = None
         self._to: Optional[int] = None
         self._from: Optional[int] = None
         self._buf = b""
@@ -135,7 +135,7 @@ class Renderer:
     def start(self) -> "Renderer":
         if self._proc is not None:
             return self
-        self._profile = tempfile.TemporaryDirectory(prefix="sst-chromium-")
+        self._profile = tempfile.mkdtemp(prefix="sst-chromium-")
         # fd 3: the browser reads commands; fd 4: it writes replies and events. The child's
         # ends are first moved above 10 (close-on-exec) so that placing them on 3 and 4
         # cannot overwrite one with the other; every other descriptor of this process is
@@ -145,7 +145,7 @@ class Renderer:
         args = [
             self.executable,
             *_FLAGS,
-            f"--user-data-dir={self._profile.name}",
+            f"--user-data-dir={self._profile}",
             f"--window-size={self.viewport[0]},{self.viewport[1]}",
             "about:blank",
         ]
@@ -154,7 +154,7 @@ class Renderer:
             # pages are offline and their scripts off by default, which is what the
             # sandbox would otherwise contain
             args.insert(1, "--no-sandbox")
-        self._log = open(os.path.join(self._profile.name, "chromium.log"), "wb")
+        self._log = open(os.path.join(self._profile, "chromium.log"), "wb")
 
         def child_fds() -> None:
             os.dup2(cmd_r, 3)
@@ -190,7 +190,7 @@ class Renderer:
         if self._profile is None:
             return ""
         try:
-            with open(os.path.join(self._profile.name, "chromium.log"), "rb") as f:
+            with open(os.path.join(self._profile, "chromium.log"), "rb") as f:
                 f.seek(0, os.SEEK_END)
                 f.seek(max(0, f.tell() - 2000))
                 lines = f.read().decode("utf-8", "replace").strip().splitlines()
@@ -209,17 +209,27 @@ class Renderer:
         self._to = self._from = None
         self._buf = b""
         if proc is not None:
-            proc.terminate()
+            # the browser quits by itself once its pipe is closed; killing it first would
+            # leave its helper processes writing into the profile being removed
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
         if self._log is not None:
             self._log.close()
             self._log = None
         if self._profile is not None:
-            self._profile.cleanup()
+            # helper processes may still be writing their last files for a moment
+            for _ in range(50):
+                shutil.rmtree(self._profile, ignore_errors=True)
+                if not os.path.exists(self._profile):
+                    break
+                time.sleep(0.1)
             self._profile = None
 
     def __enter__(self) -> "Renderer":
