@@ -310,3 +310,22 @@ def test_cli_render_without_a_browser_is_a_usage_error(tmp_path, capsys):
     missing = str(tmp_path / "no-such-chromium")
     assert main(["clean", str(tmp_path / "page.html"), "--render", "--chromium", missing]) == 2
     assert "no Chromium found" in capsys.readouterr().err
+
+
+@needs_chromium
+def test_a_browser_that_dies_is_restarted_for_the_next_page():
+    import os
+    import signal
+
+    from sst_cleaner.render import RenderError
+
+    with Renderer() as r:
+        first = r.render("<html><body><p>One</p></body></html>")
+        pid = r.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(RenderError):
+            r.render("<html><body><p>Two</p></body></html>")
+        again = r.render("<html><body><p>Three</p></body></html>")
+        assert r.pid not in (None, pid)
+    assert "One" in first and "Three" in again and 'data-sst-layout="1"' in again

@@ -306,17 +306,27 @@ class Renderer:
             url = DEFAULT_URL
         url = url.split("#", 1)[0]
         self.start()
-        target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
         try:
-            session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            return self._render_in(session, body, url)
-        finally:
+            target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
             try:
-                self._call("Target.closeTarget", {"targetId": target})
-            except RenderError:
-                pass
-            self._events.clear()
-            self.pages += 1
+                session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+                return self._render_in(session, body, url)
+            finally:
+                try:
+                    self._call("Target.closeTarget", {"targetId": target})
+                except RenderError:
+                    pass
+                self._events.clear()
+                self.pages += 1
+        except RenderError:
+            if self._proc is not None and self._proc.poll() is not None:
+                self.close()  # the browser died: the next page starts a new one
+            raise
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The browser's process id while it runs (None before :meth:`start`)."""
+        return self._proc.pid if self._proc is not None else None
 
     def _render_in(self, session: str, body: bytes, url: str) -> str:
         self._events.clear()
