@@ -22,7 +22,6 @@ from sst_cleaner.engine._dom import parse_html
 from sst_cleaner.engine.methods.cehtd import (
     STATUS_NO_LAYOUT,
     HybridDensities,
-    NoLayoutError,
     content_column,
     hybrid_char_number,
     hybrid_char_numbers,
@@ -230,19 +229,14 @@ def test_a_page_without_layout_is_cleaned_by_cetd_and_says_so(caplog):
     assert "https://example.org/a carries no layout" in caplog.text
 
 
-def test_no_layout_error_refuses_an_unrendered_page():
-    with pytest.raises(NoLayoutError, match="render it first"):
-        SiteCleaner(method="cehtd", no_layout="error").clean(columns_page(layout=False))
-    with pytest.raises(ValueError, match="no_layout"):
-        SiteCleaner(method="cehtd", no_layout="maybe")
-
-
-def test_cehtd_model_saves_and_loads(tmp_path):
+def test_cehtd_model_saves_and_loads(tmp_path, caplog):
     pages = [columns_page(layout=True), columns_page(layout=True).replace("Harbour article", "Bridge article")]
-    cleaner = SiteCleaner(method="cehtd", no_layout="error").fit(pages)
+    cleaner = SiteCleaner(method="cehtd", inline_share=None).fit(pages)
     cleaner.save(tmp_path / "m.json")
-    again = SiteCleaner.load(tmp_path / "m.json")
-    assert again.n_pages == 2
+    with caplog.at_level(logging.WARNING, logger="sst_cleaner.engine.methods.cehtd"):
+        again = SiteCleaner.load(tmp_path / "m.json")
+    assert again.n_pages == 2 and again.params == {"inline_share": None}
+    assert "no layout" not in caplog.text  # the load's check ran on a page with layout
     assert again.clean(columns_page(layout=True)).text == cleaner.clean(columns_page(layout=True)).text
 
 

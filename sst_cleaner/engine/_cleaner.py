@@ -39,12 +39,14 @@ PageInput = Union[HtmlInput, tuple]
 
 #: cleaned once with a freshly loaded model, so that bad state fails at load time
 _PROBE_PAGE = (
-    # (the layout attributes on BODY let a method that needs a rendered page's layout,
-    # "cehtd", be checked too; the other methods ignore them)
-    "<html><head><title>Probe</title></head><body data-sst-layout='1' data-sst-vw='800' data-sst-x='0'"
-    " data-sst-w='800' data-sst-vis='1'><div><h1>Model check</h1>"
+    "<html><head><title>Probe</title></head><body><div><h1>Model check</h1>"
     "<p>A loaded model must clean this short page. It has two sentences.</p>"
     "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>"
+)
+#: the probe for a method that reads a rendered page's layout (``needs_layout``: "cehtd"),
+#: so that its check runs its own path, not its fallback for pages without layout
+_LAYOUT_PROBE_PAGE = _PROBE_PAGE.replace(
+    "<body>", "<body data-sst-layout='1' data-sst-vw='800' data-sst-x='0' data-sst-w='800' data-sst-vis='1'>"
 )
 
 
@@ -381,7 +383,7 @@ class SiteCleaner:
             raise ModelFormatError(f"invalid model file: {exc}") from exc
         try:
             obj._impl = impl_cls.from_dict(state, **file_params)
-            obj._impl.clean(as_page(_PROBE_PAGE))
+            obj._impl.clean(as_page(_LAYOUT_PROBE_PAGE if getattr(impl_cls, "needs_layout", False) else _PROBE_PAGE))
         except ModelFormatError:
             raise
         except Exception as exc:  # untrusted state: every failure is a format error

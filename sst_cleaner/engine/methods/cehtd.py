@@ -43,8 +43,9 @@ Readings of the paper where it is not explicit (each one documented in docs/meth
 
 Without layout attributes ``SiteCleaner(method="cehtd")`` cleans the page with CECTD-DS
 and says so: ``result.method == "cetd"``, ``result.status == "no_layout"``, a count
-(``pages_without_layout``) and a warning in the log for the first such page
-(``no_layout="error"`` raises :class:`NoLayoutError` instead).
+(``pages_without_layout``) and a warning in the log for the first such page. (A page
+without layout is not an error: a saved model is checked at load on a page that has
+none, and a crawl goes on; callers that need the layout check ``result.status``.)
 """
 
 from __future__ import annotations
@@ -70,16 +71,10 @@ from sst_cleaner.engine.methods.cetd import (
 
 logger = logging.getLogger(__name__)
 
-#: what ``cehtd`` does with a page that carries no layout
-NO_LAYOUT_CHOICES = ("cetd", "error")
 
 _E = math.e
 _log = math.log
 _SQRT2 = math.sqrt(2.0)
-
-
-class NoLayoutError(ValueError):
-    """The page carries no layout attributes (render it first: :mod:`sst_cleaner.render`)."""
 
 
 # -- Definition 3.3 --------------------------------------------------------------------
@@ -286,11 +281,13 @@ def hybrid_densities(
 class CEHTDMethod:
     """CEHTD-DS as a ``SiteCleaner`` method: page-level, on pages rendered with their
     layout (:mod:`sst_cleaner.render`). Parameters as :class:`CETDMethod`'s
-    (``text_nodes``, ``inline_share``, ``inline_tags``, ``skip_comments``), and
-    ``no_layout``: ``"cetd"`` (default) cleans a page without layout with CECTD-DS,
-    ``status="no_layout"`` and a logged warning; ``"error"`` raises
-    :class:`NoLayoutError`.
+    (``text_nodes``, ``inline_share``, ``inline_tags``, ``skip_comments``). A page without
+    layout is cleaned with CECTD-DS, ``status="no_layout"``, counted in
+    ``pages_without_layout`` and logged once.
     """
+
+    #: pages must carry a rendered layout (SiteCleaner.load checks a model on such a page)
+    needs_layout = True
 
     def __init__(
         self,
@@ -298,15 +295,11 @@ class CEHTDMethod:
         inline_share: Optional[float] = 0.5,
         inline_tags: bool = True,
         skip_comments: bool = False,
-        no_layout: str = "cetd",
     ):
-        if no_layout not in NO_LAYOUT_CHOICES:
-            raise ValueError(f"no_layout must be one of {NO_LAYOUT_CHOICES}, not {no_layout!r}")
         self.text_nodes = bool(text_nodes)
         self.inline_share = None if inline_share is None else float(inline_share)
         self.inline_tags = bool(inline_tags)
         self.skip_comments = bool(skip_comments)
-        self.no_layout = no_layout
         self.n_pages = 0
         #: pages cleaned without layout (by CECTD-DS) since this model was made
         self.pages_without_layout = 0
@@ -327,8 +320,6 @@ class CEHTDMethod:
 
     def _without_layout(self, page: PreparedPage) -> CleanResult:
         where = page.url or "a page"
-        if self.no_layout == "error":
-            raise NoLayoutError(f"{where} carries no layout: render it first (sst_cleaner.render, --render)")
         self.pages_without_layout += 1
         # once per model: every such page says so in its status, a crawl need not log each
         if self.pages_without_layout == 1:
