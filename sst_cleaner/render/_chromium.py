@@ -130,6 +130,7 @@ class Renderer:
         self._next_id = 0
         self._events: list[dict] = []
         self._log: Optional[Any] = None
+        self._gone = False  # the browser's pipe broke or ended
 
     # -- process -------------------------------------------------------------------
     def start(self) -> "Renderer":
@@ -208,6 +209,7 @@ class Renderer:
                     pass
         self._to = self._from = None
         self._buf = b""
+        self._gone = False
         if proc is not None:
             # the browser quits by itself once its pipe is closed; killing it first would
             # leave its helper processes writing into the profile being removed
@@ -251,6 +253,7 @@ class Renderer:
             while data:
                 data = data[os.write(self._to, data) :]
         except OSError as exc:
+            self._gone = True
             raise RenderError(f"the browser went away: {exc}") from exc
         return self._next_id
 
@@ -266,6 +269,7 @@ class Renderer:
                 continue
             chunk = os.read(self._from, 1 << 20)
             if not chunk:
+                self._gone = True
                 raise RenderError("the browser went away")
             self._buf += chunk
             if len(self._buf) > MAX_MESSAGE_BYTES:
@@ -319,7 +323,7 @@ class Renderer:
                 self._events.clear()
                 self.pages += 1
         except RenderError:
-            if self._proc is not None and self._proc.poll() is not None:
+            if self._gone or (self._proc is not None and self._proc.poll() is not None):
                 self.close()  # the browser died: the next page starts a new one
             raise
 
