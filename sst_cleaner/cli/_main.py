@@ -34,6 +34,7 @@ from collections import Counter
 from typing import Iterable, Iterator, NamedTuple, Optional
 
 from sst_cleaner import ENGINE_BUILD, __version__
+from sst_cleaner.cli._render import RenderUnavailable, add_render_options, render_pages
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._registry import DEFAULT_METHOD, available_methods
 
@@ -230,6 +231,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"sst-cleaner {__version__} ({ENGINE_BUILD} engine)")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     common, out, jobs = _common_options(), _output_options(), _jobs_option()
+    add_render_options(out)
     sub.add_parser(
         "site",
         parents=[common, out, jobs],
@@ -320,7 +322,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         ap.error("--jobs must be a positive number or -1")
     try:
         return _run(args)
-    except UsageError as exc:
+    except (UsageError, RenderUnavailable) as exc:
         print(f"sst-cleaner: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -385,7 +387,7 @@ def _run(args) -> int:
             return EXIT_MODEL
         cleaners = dict.fromkeys(samples, model)
     del samples
-    failed = _clean_all(pages(), total, cleaners, args)
+    failed = _clean_all(render_pages(pages(), args), total, cleaners, args)
     return EXIT_PAGE_ERRORS if errors or failed else EXIT_OK
 
 

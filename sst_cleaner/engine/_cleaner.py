@@ -44,6 +44,11 @@ _PROBE_PAGE = (
     "<p>A loaded model must clean this short page. It has two sentences.</p>"
     "<ul><li><a href='/a'>Home</a></li><li><a href='/b'>About</a></li></ul></div></body></html>"
 )
+#: the probe for a method that reads a rendered page's layout (``needs_layout``: "cehtd"),
+#: so that its check runs its own path, not its fallback for pages without layout
+_LAYOUT_PROBE_PAGE = _PROBE_PAGE.replace(
+    "<body>", "<body data-sst-layout='1' data-sst-vw='800' data-sst-x='0' data-sst-w='800' data-sst-vis='1'>"
+)
 
 
 class FitOutcome(NamedTuple):
@@ -390,7 +395,7 @@ class SiteCleaner:
             raise ModelFormatError(f"invalid model file: {exc}") from exc
         try:
             obj._impl = impl_cls.from_dict(state, **file_params)
-            obj._impl.clean(as_page(_PROBE_PAGE))
+            obj._impl.clean(as_page(_LAYOUT_PROBE_PAGE if getattr(impl_cls, "needs_layout", False) else _PROBE_PAGE))
         except ModelFormatError:
             raise
         except Exception as exc:  # untrusted state: every failure is a format error

@@ -16,6 +16,7 @@ from sst_cleaner.engine._result import CleanResult
 #: the modules of the built-in methods, imported on first use of the registry
 BUILTIN_METHODS = (
     "sst_cleaner.engine.methods.cetd",
+    "sst_cleaner.engine.methods.cehtd",
     "sst_cleaner.engine.methods.sst.sst",
     "sst_cleaner.engine.methods.sst.sentences",
     "sst_cleaner.engine.methods.sitestats.hybrid",

@@ -18,6 +18,9 @@ NOISE = "noise"
 #: text is the page-level fallback's less the site's template (or, when that adds
 #: nothing, what the site model kept: often nothing)
 STATUS_SITE_EMPTY = "site_empty"
+#: ``CleanResult.status`` of a page that method ``cehtd`` cleaned without layout (it was not
+#: rendered): the text is ``cetd``'s (see :mod:`sst_cleaner.engine.methods.cehtd`)
+STATUS_NO_LAYOUT = "no_layout"
 
 
 @dataclass
@@ -54,7 +57,8 @@ class CleanResult:
     returned whole (see :class:`sst_cleaner.engine._limits.Limits`); ``"site_empty"`` if the
     site's model kept (almost) nothing of the page and the text is the page-level
     fallback's less the site's template, or, where that adds nothing (a stub page), what
-    the site model kept, often nothing (the default method).
+    the site model kept, often nothing (the default method); ``"no_layout"`` if method
+    ``cehtd`` had no layout to read (the page was not rendered) and cleaned it as ``cetd``.
 
     ``markdown``, ``html`` (see :mod:`sst_cleaner.engine._formats`) and ``metadata`` (see
     :mod:`sst_cleaner.engine._metadata`) are made when first read, from the parsed page the

@@ -47,6 +47,8 @@ STATUS_NO_PAGE = "no_page"
 STATUS_NON_HTML = "non_html"
 #: the site's model kept (almost) nothing of the page: the text is the page-level fallback's
 STATUS_SITE_EMPTY = "site_empty"
+#: method ``cehtd`` found no layout in the page (not rendered): the text is ``cetd``'s
+STATUS_NO_LAYOUT = "no_layout"
 STATUSES = (
     STATUS_CLEANED,
     STATUS_FALLBACK,
@@ -56,6 +58,7 @@ STATUSES = (
     STATUS_NO_PAGE,
     STATUS_NON_HTML,
     STATUS_SITE_EMPTY,
+    STATUS_NO_LAYOUT,
 )
 
 
@@ -315,7 +318,7 @@ class SSTPipeline:
         status = STATUS_CLEANED if result.site_model else STATUS_FALLBACK
         if not result.site_model:
             self.store.inc("fallback_cleans")
-        if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_SITE_EMPTY):
+        if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_SITE_EMPTY, STATUS_NO_LAYOUT):
             status = result.status
         if status == STATUS_TRUNCATED:
             self._log_truncated(page)

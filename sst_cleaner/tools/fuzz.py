@@ -54,7 +54,7 @@ from sst_cleaner.tools._fuzz_warc import clean_warc
 
 GENERATORS.append(_METADATA_KIND)
 
-STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
+STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty", "no_layout"})
 
 
 # -- invariants -------------------------------------------------------------------------
