@@ -28,6 +28,7 @@ no slow case.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -36,7 +37,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage, parse_html
@@ -45,7 +46,7 @@ from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.engine._registry import available_methods
 from sst_cleaner.engine._result import CleanResult
 from sst_cleaner.engine._tree_caps import text_runs, tiny_blocks
-from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, normal_page
+from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, case_kind, normal_page
 from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
 from sst_cleaner.tools._fuzz_meta import GENERATOR as _METADATA_KIND
@@ -160,7 +161,11 @@ def run(
     only: Optional[int] = None,
     quiet: bool = False,
     kinds: Optional[set] = None,
+    per_kind: Optional[int] = None,
 ) -> dict:
+    """Run the cases ``0..cases-1`` (only those of ``kinds`` if given), or with
+    ``per_kind``, as many case numbers as it takes for ``per_kind`` cases of each of
+    ``kinds``; see the module docstring."""
     rng = random.Random(seed)
     site = [normal_page(rng, i) for i in range(6)]
     fitted = {m: SiteCleaner(method=m).fit(site) for m in methods}
@@ -174,11 +179,18 @@ def run(
     )
     tally = _Tally(methods)
     start = time.perf_counter()
-    indices = [only] if only is not None else range(cases)
-    for n_done, index in enumerate(indices):
-        kind, data, encoding = make_case(seed, index, scale)
+    indices: Iterable[int] = [only] if only is not None else itertools.count() if per_kind else range(cases)
+    for index in indices:
+        kind = case_kind(seed, index)
         if kinds and kind not in kinds:
             continue  # the same case numbers as a full run, only these kinds
+        if per_kind and only is None:
+            wanted = kinds or {g[0] for g in GENERATORS}
+            if all(tally.by_kind.get(k, 0) >= per_kind for k in wanted):
+                break
+            if tally.by_kind.get(kind, 0) >= per_kind:
+                continue
+        kind, data, encoding = make_case(seed, index, scale)
         tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
         rss_before = _maxrss_mb()
         n_failed = len(tally.failures)
@@ -196,9 +208,13 @@ def run(
         jump = _maxrss_mb() - rss_before
         if jump > tally.rss_jump[0]:
             tally.rss_jump = (jump, (index, kind))
-        if not quiet and (n_done + 1) % 500 == 0:
+        n_run = sum(tally.by_kind.values())
+        if not quiet and n_run % 500 == 0:
             print(
-                f"  {n_done + 1} cases, {len(tally.failures)} failures, {time.perf_counter() - start:.0f} s", flush=True
+                f"  {n_run} cases (to case number {index}), {len(tally.failures)} failures, "
+                f"slowest operation {tally.slowest[0]:.2f} s CPU {tally.slowest[2]}, "
+                f"peak RSS {_maxrss_mb():.0f} MB, {time.perf_counter() - start:.0f} s",
+                flush=True,
             )
     return _report(tally, seed, methods, scale, start)
 
@@ -389,6 +405,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         default=None,
         help="comma-separated case kinds: run only the cases of these kinds (same case numbers)",
     )
+    ap.add_argument(
+        "--per-kind",
+        type=int,
+        default=None,
+        help="instead of --cases: run case numbers until this many cases of each kind (of --kinds) have run",
+    )
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -404,6 +426,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         args.case,
         args.quiet,
         set(args.kinds.split(",")) if args.kinds else None,
+        args.per_kind,
     )
     if args.json:
         print(json.dumps(report, indent=1))
