@@ -79,7 +79,12 @@ def test_fifo_and_device_symlink_in_a_folder_are_skipped(tmp_path):
     proc = run_cli(["clean", str(folder)])
     assert proc.returncode == 1  # the two skips are counted as failures, the page is written
     assert len(proc.stdout.splitlines()) == 1
-    assert proc.stderr.count(b"not a regular file") == 2
+    assert proc.stderr.count(b"not a regular file") == 1  # the FIFO
+    assert proc.stderr.count(b"symbolic link inside a folder is not followed") == 1
+    # named on the command line, the link is followed, and what it points at refused
+    proc = run_cli(["clean", str(folder / "a.html"), str(folder / "z.html")])
+    assert proc.returncode == 1 and len(proc.stdout.splitlines()) == 1
+    assert proc.stderr.count(b"not a regular file") == 1
 
 
 def test_css_and_pdf_are_skipped_as_not_html(tmp_path):
@@ -90,3 +95,52 @@ def test_css_and_pdf_are_skipped_as_not_html(tmp_path):
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 1  # only the page
     assert proc.stderr.count(b"not_html") == 2
+
+
+def test_symlinks_in_a_folder_are_reported_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.html").write_bytes(PAGE.replace(b"word", b"secret"))
+    folder = tmp_path / "pages"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.html").write_bytes(PAGE)
+    os.symlink(folder / "a.html", folder / "same.html")  # to a page of the folder itself
+    os.symlink(outside / "secret.html", folder / "leak.html")  # to a file outside it
+    os.symlink(outside, folder / "sub" / "linked")  # to a folder
+    proc = run_cli(["clean", str(folder)])
+    assert proc.returncode == 1  # the skips count as failures; the page is written
+    assert len(proc.stdout.splitlines()) == 1 and b"secret" not in proc.stdout
+    assert proc.stderr.count(b"symbolic link inside a folder is not followed") == 3
+    # named on the command line, a link to a regular file is read
+    proc = run_cli(["clean", str(folder / "leak.html")])
+    assert proc.returncode == 0 and b"secret" in proc.stdout
+
+
+def test_fit_says_what_it_did_not_learn(tmp_path):
+    from sst_cleaner.cli._warc import write_record
+
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for k in range(3):
+        (folder / f"p{k}.html").write_bytes(PAGE.replace(b"word", f"word{k}".encode()))
+    (folder / "dup.html").write_bytes(PAGE.replace(b"word", b"word0"))
+    (folder / "doc.html").write_bytes(b"%PDF-1.4\n")
+    with open(folder / "crawl.warc", "wb") as fh:
+        write_record(fh, "http://a.test/x", PAGE.replace(b"word", b"warc"))
+    with open(folder / "crawl.warc", "ab") as fh:
+        fh.write(
+            b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://a.test/gone\r\n"
+            b"Content-Type: application/http; msgtype=response\r\nContent-Length: 45\r\n\r\n"
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n\r\n\r\n"
+        )
+    model = tmp_path / "m.json"
+    proc = run_cli(["fit", str(folder), "--model", str(model), "--jobs", "1"])
+    assert proc.returncode == 1  # an input was not read
+    assert proc.stdout.decode().splitlines() == [
+        f"learnt 4 pages -> {model} (fit ok); not learnt: 1 inputs not read, 1 http_error records, 1 duplicate pages"
+    ]
+    assert model.is_file()
+    assert b"doc.html: not_html" in proc.stderr and b"skipped 1 http_error" in proc.stderr
+    proc = run_cli(["fit", str(folder / "p0.html"), "--model", str(model)])
+    assert proc.returncode == 0
+    assert proc.stdout.decode().strip() == f"learnt 1 pages -> {model} (fit ok)"
