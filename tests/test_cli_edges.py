@@ -3,6 +3,7 @@ traceback or an unbounded read (issue 29: defects 4, 7 and 9)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -144,3 +145,41 @@ def test_fit_says_what_it_did_not_learn(tmp_path):
     proc = run_cli(["fit", str(folder / "p0.html"), "--model", str(model)])
     assert proc.returncode == 0
     assert proc.stdout.decode().strip() == f"learnt 1 pages -> {model} (fit ok)"
+
+
+def test_an_output_that_cannot_be_opened_is_a_usage_error(tmp_path):
+    (tmp_path / "a.html").write_bytes(PAGE)
+    for target in (tmp_path / "no" / "such" / "out.txt", tmp_path):
+        proc = run_cli(["clean", str(tmp_path / "a.html"), "-o", str(target)])
+        assert proc.returncode == 2
+        assert b"cannot write the output" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_names_refused_by_the_parser_are_echoed_escaped(tmp_path):
+    proc = run_cli(["methods", str(tmp_path / "bell\x07\x1b[2J.html")])
+    assert proc.returncode == 2
+    assert b"unrecognized arguments" in proc.stderr
+    assert b"\x07" not in proc.stderr and b"\x1b" not in proc.stderr
+    assert b"bell\\x07\\x1b[2J.html" in proc.stderr
+
+
+def test_del_and_c1_controls_of_page_text_never_reach_the_output_raw(tmp_path):
+    page = tmp_path / "a.html"
+    page.write_text(
+        "<html><body><p>Plain words \x9b31m about the river \x85 and the town \x7f for the test.</p></body></html>",
+        encoding="utf-8",
+    )
+    (tmp_path / "<img src=x onerror=alert(1)>.html").write_bytes(PAGE)
+    proc = run_cli(["clean", str(page)])
+    assert proc.returncode == 0
+    row = json.loads(proc.stdout)  # escaped in JSON: nothing lost
+    assert "\x9b31m" in row["text"] and "\x7f" in row["text"]
+    assert not any("\x7f" <= c <= "\x9f" for c in proc.stdout.decode("utf-8"))
+    for fmt in ("text", "markdown", "html"):
+        proc = run_cli(["clean", str(tmp_path), "--format", fmt])
+        assert proc.returncode == 0
+        out = proc.stdout.decode("utf-8")
+        assert not any("\x7f" <= c <= "\x9f" for c in out), fmt
+        assert "river" in out
+    md = run_cli(["clean", str(tmp_path), "--format", "markdown"]).stdout.decode()
+    assert "==> " + str(tmp_path) + "/&lt;img src=x onerror=alert(1)&gt;.html <==" in md

@@ -28,6 +28,7 @@ import html
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -290,13 +291,29 @@ def _comment_name(name: str) -> str:
     return html.escape(printable_name(name)).replace("--", "-&#45;")
 
 
+#: DEL and the C1 controls (U+0080-U+009F; U+009B is a terminal's CSI): the engine keeps
+#: them in a page's text, they never show as anything, and a terminal may act on them
+_C1_DELETE = dict.fromkeys([0x7F, *range(0x80, 0xA0)])
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
+    if fmt != "json":
+        return _render_page(result, fmt, links).translate(_C1_DELETE)
+    text = _render_json(page, result, links, sentences)
+    # in JSON they are escaped, which loses nothing (JSON strings are the only place they can be)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _render_page(result, fmt: str, links: bool) -> str:
     if fmt == "text":
         return result.text
     if fmt == "markdown":
         return result.as_markdown(links)
-    if fmt == "html":
-        return result.as_html(links)
+    return result.as_html(links)
+
+
+def _render_json(page: Page, result, links: bool, sentences: bool) -> str:
     result.source = (page.url, page.body, page.encoding)
     row = {"url": printable_name(page.url)} if page.url else {"path": printable_name(page.name)}
     row.update(
@@ -314,15 +331,27 @@ def _render(page: Page, result, fmt: str, links: bool, sentences: bool) -> str:
 
 def _write(out, page: Page, text: str, fmt: str, several: bool) -> None:
     if fmt != "json" and several:
-        name = _comment_name(page.name) if fmt == "html" else printable_name(page.name)
+        name = printable_name(page.name)
+        if fmt == "html":
+            name = _comment_name(page.name)
+        elif fmt == "markdown":  # a Markdown renderer would run a name's `<script>`
+            name = html.escape(name, quote=False)
         out.write(f"<!-- {name} -->\n" if fmt == "html" else f"==> {name} <==\n")
     out.write(text + "\n")
     if fmt != "json" and several:
         out.write("\n")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse echoes the arguments it refuses (``unrecognized arguments: NAME``): a
+    file name from a shell glob with control characters must not reach the terminal raw."""
+
+    def error(self, message: str):
+        super().error("\n".join(printable_name(line) for line in message.split("\n")))
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap: argparse.ArgumentParser = _Parser(
         prog="sst-cleaner",
         description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("\n\n", 1)[1],
@@ -534,7 +563,10 @@ def _fit_sites(samples: dict, method: str, jobs: int) -> dict:
 
 
 def _clean_all(pages: Iterable[Page], total: int, cleaners: dict, args) -> int:
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as exc:
+        raise UsageError(f"cannot write the output {printable_name(args.output)}: {exc.strerror or exc}") from None
     if out is None:  # started with standard output closed (`>&-`): as a closed pipe
         raise BrokenPipeError("standard output is closed")
     progress = Progress(total, args.progress)
@@ -550,7 +582,13 @@ def _clean_all(pages: Iterable[Page], total: int, cleaners: dict, args) -> int:
                 progress.done()
                 print(f"sst-cleaner: {page.name}: {exc!r}", file=sys.stderr)
                 continue
-            _write(out, page, text, args.format, total > 1)
+            try:
+                _write(out, page, text, args.format, total > 1)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:  # a full disk: say so, as for a page that failed
+                print(f"sst-cleaner: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+                return failed + 1
     finally:
         progress.done()
         if out is not sys.stdout:

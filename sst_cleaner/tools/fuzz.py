@@ -49,11 +49,14 @@ from sst_cleaner.engine._tree_caps import text_runs, tiny_blocks
 from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, case_kind, normal_page
 from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
+from sst_cleaner.tools._fuzz_cli import GENERATOR as _CLI_KIND
+from sst_cleaner.tools._fuzz_cli import run_cli_case
 from sst_cleaner.tools._fuzz_meta import GENERATOR as _METADATA_KIND
 from sst_cleaner.tools._fuzz_meta import with_metadata
 from sst_cleaner.tools._fuzz_warc import clean_warc
 
 GENERATORS.append(_METADATA_KIND)
+GENERATORS.append(_CLI_KIND)
 
 STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
 
@@ -197,6 +200,8 @@ def run(
         steps = _case_steps(models, methods, seed, index, data, encoding, fit_every)
         if kind == "warc":  # an archive goes through the command line's WARC path instead
             steps = [(None, "cli site (warc)", clean_warc, (data,))]
+        elif kind == "cli":  # a hostile command line, folder and standard input, run in-process
+            steps = [(None, "cli (in-process)", run_cli_case, (data,))]
         case_cpu = _run_steps(tally, steps, out, seed, index, kind, data, encoding, max_seconds)
         for m in methods:
             if case_cpu[m] > tally.slowest_case[m][0]:
