@@ -218,7 +218,7 @@ def run(
             print(
                 f"  {n_run} cases (to case number {index}), {len(tally.failures)} failures, "
                 f"slowest operation {tally.slowest[0]:.2f} s CPU {tally.slowest[2]}, "
-                f"peak RSS {_maxrss_mb():.0f} MB, {time.perf_counter() - start:.0f} s",
+                f"peak RSS {_maxrss_mb():.0f} MB, {time.perf_counter() - start:.0f} s, by kind {tally.by_kind}",
                 flush=True,
             )
     return _report(tally, seed, methods, scale, start)
