@@ -136,6 +136,7 @@ class _Tally:
     by_kind: dict[str, int] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
     rss_jump: tuple[float, Optional[tuple[int, str]]] = (0.0, None)
+    last_index: int = -1
 
     def __post_init__(self):
         self.slowest_case = {m: (0.0, None) for m in self.methods}
@@ -183,7 +184,32 @@ def run(
     tally = _Tally(methods)
     start = time.perf_counter()
     indices: Iterable[int] = [only] if only is not None else itertools.count() if per_kind else range(cases)
+    try:
+        args = (indices, only, seed, out, max_seconds, scale, fit_every, kinds, per_kind, quiet)
+        _run_cases(tally, models, methods, *args)
+    except KeyboardInterrupt:  # Ctrl-C: stop, and report the cases run so far
+        print(f"  stopped at case number {tally.last_index}", flush=True)
+    return _report(tally, seed, methods, scale, start)
+
+
+def _run_cases(
+    tally: _Tally,
+    models: _Models,
+    methods: list[str],
+    indices: Iterable[int],
+    only: Optional[int],
+    seed: int,
+    out: str,
+    max_seconds: float,
+    scale: float,
+    fit_every: int,
+    kinds: Optional[set],
+    per_kind: Optional[int],
+    quiet: bool,
+) -> None:
+    start = time.perf_counter()
     for index in indices:
+        tally.last_index = index
         kind = case_kind(seed, index)
         if kinds and kind not in kinds:
             continue  # the same case numbers as a full run, only these kinds
@@ -221,7 +247,6 @@ def run(
                 f"peak RSS {_maxrss_mb():.0f} MB, {time.perf_counter() - start:.0f} s, by kind {tally.by_kind}",
                 flush=True,
             )
-    return _report(tally, seed, methods, scale, start)
 
 
 def _case_steps(
