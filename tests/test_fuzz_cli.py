@@ -37,7 +37,9 @@ def test_cli_cases_keep_the_contract():
         ("<p>x</p><script>alert(1)</script>\n", "", "html", "live script"),
         ("<!-- <script> -->\n<p>x</p>\n", "", "html", None),
         ('<p onclick="x()">x</p>\n', "", "html", "event handler"),
-        ("[x](javascript:alert(1))\n", "", "markdown", "javascript: link"),
+        ("[x](javascript:alert(1))\n", "", "markdown", "javascript: URL"),
+        ("<img src=x onerror=alert(1)>\n", "", "markdown", "Markdown, rendered"),
+        ("\\<script>alert(1)\\</script> \\[x\\](javascript:alert(1))\n", "", "markdown", None),
         ("text \x9b31m\n", "", "text", "raw control"),
     ],
 )

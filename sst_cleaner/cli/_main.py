@@ -501,7 +501,8 @@ def _fit(args, stdin: Optional[StdinSpool]) -> int:
     print(fit_summary(cleaner, model, len(errors), skips))
     # as for `site` and `clean`: WARC records that are no page, and duplicates, are
     # counted but are no failure; an input not read or a page not learnt is
-    return EXIT_PAGE_ERRORS if errors or cleaner.skipped_pages else EXIT_OK
+    failed = errors or cleaner.skipped_pages or cleaner.fit_status == "over_budget"
+    return EXIT_PAGE_ERRORS if failed else EXIT_OK
 
 
 def fit_summary(cleaner: SiteCleaner, model: str, unread: int, skips: Counter) -> str:

@@ -336,9 +336,9 @@ def _check(scenario: dict, code: Any, stdout: str, stderr: str, written: str, tm
 
 
 _EVENT_HANDLER = re.compile(r"<[a-zA-Z][^>]*\son[a-zA-Z]+\s*=", re.S)
-_LIVE_TAG = re.compile(r"<\s*(script|iframe|object|embed)\b", re.I)
+_LIVE_TAG = re.compile(r"<\s*(script|iframe|object|embed|img|svg|style)\b", re.I)
 _JS_URL = re.compile(r"(href|src)\s*=\s*[\"']?\s*javascript:", re.I)
-_RAW_TAG = re.compile(r"<\s*/?\s*(script|iframe|img|svg|object|embed|style)\b", re.I)
+_RAW_TAG = re.compile(r"(?<!\\)<\s*/?\s*(script|iframe|img|svg|object|embed|style)\b", re.I)
 
 
 def _check_format(fmt: str, text: str) -> None:
@@ -348,17 +348,27 @@ def _check_format(fmt: str, text: str) -> None:
             if not isinstance(row, dict) or row.get("status") not in STATUSES or not ("url" in row or "path" in row):
                 raise AssertionError(f"bad JSON row {line[:200]!r}")
         return
-    without_comments = re.sub(r"<!--.*?-->", "", text, flags=re.S)
     if fmt == "html":
-        if _LIVE_TAG.search(without_comments) or _JS_URL.search(without_comments):
-            raise AssertionError("live script, frame or javascript: URL in the HTML output")
-        if _EVENT_HANDLER.search(without_comments):
-            raise AssertionError("an event handler attribute in the HTML output")
+        _check_html(text, "HTML")
     if fmt == "markdown":
-        if _RAW_TAG.search(text):
-            raise AssertionError("raw HTML in the Markdown output")
-        if re.search(r"\]\(\s*javascript:", text, re.I):
-            raise AssertionError("a javascript: link in the Markdown output")
+        if re.search(r"(?<!\\)\]\(\s*<?\s*javascript:", text, re.I):  # renderers that keep any link
+            raise AssertionError("a javascript: URL in the Markdown output")
+        try:
+            from markdown_it import MarkdownIt
+        except ImportError:  # without the test extra: what can start markup, unescaped
+            if _RAW_TAG.search(text):
+                raise AssertionError("raw HTML in the Markdown output") from None
+            return
+        # rendered as a CommonMark renderer with raw HTML on would show it
+        _check_html(MarkdownIt("commonmark").render(text), "Markdown, rendered,")
+
+
+def _check_html(text: str, what: str) -> None:
+    without_comments = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    if _LIVE_TAG.search(without_comments) or _JS_URL.search(without_comments):
+        raise AssertionError(f"live script, frame or javascript: URL in the {what} output")
+    if _EVENT_HANDLER.search(without_comments):
+        raise AssertionError(f"an event handler attribute in the {what} output")
 
 
 #: (name, weight, generator) for :data:`sst_cleaner.tools._fuzz_cases.GENERATORS`

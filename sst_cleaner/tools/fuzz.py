@@ -22,7 +22,8 @@ metadata (:mod:`~sst_cleaner.tools._fuzz_meta`: dates, URLs, JSON-LD, floods and
 
 Prints crashes, slow cases, the slowest case (CPU and wall seconds) and peak memory (peak
 RSS of the process, from ``resource.getrusage``). Exit status 0 only with no crash and
-no slow case.
+no slow case. ``kill PID`` (SIGTERM) or Ctrl-C stops a run after its current case and
+prints the report of the cases run.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ import json
 import os
 import random
 import resource
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -137,6 +140,7 @@ class _Tally:
     statuses: dict[str, int] = field(default_factory=dict)
     rss_jump: tuple[float, Optional[tuple[int, str]]] = (0.0, None)
     last_index: int = -1
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self):
         self.slowest_case = {m: (0.0, None) for m in self.methods}
@@ -184,11 +188,20 @@ def run(
     tally = _Tally(methods)
     start = time.perf_counter()
     indices: Iterable[int] = [only] if only is not None else itertools.count() if per_kind else range(cases)
+    # SIGTERM (kill PID) stops the run after its current case, with its report: Ctrl-C
+    # cannot reach a run started in the background by a script (SIGINT is ignored there)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: tally.stop.set()) if main_thread else None
     try:
         args = (indices, only, seed, out, max_seconds, scale, fit_every, kinds, per_kind, quiet)
         _run_cases(tally, models, methods, *args)
     except KeyboardInterrupt:  # Ctrl-C: stop, and report the cases run so far
         print(f"  stopped at case number {tally.last_index}", flush=True)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    if tally.stop.is_set():
+        print(f"  stopped (SIGTERM) after case number {tally.last_index}", flush=True)
     return _report(tally, seed, methods, scale, start)
 
 
@@ -209,6 +222,8 @@ def _run_cases(
 ) -> None:
     start = time.perf_counter()
     for index in indices:
+        if tally.stop.is_set():
+            break
         tally.last_index = index
         kind = case_kind(seed, index)
         if kinds and kind not in kinds:
