@@ -7,15 +7,18 @@
     sst-cleaner --version
 
 PAGES are HTML files, WARC archives (``.warc``, ``.warc.gz``: their HTML responses),
-folders (searched recursively for both), or ``-`` for standard input (HTML or WARC).
+folders (searched recursively for both; symbolic links in them are not followed), or
+``-`` for standard input (HTML or WARC; spooled to a temporary file).
 ``site`` learns one model per site: a WARC's responses are grouped by host, the other
 pages of the command are one site. Output (``--format``): ``json`` (default), JSON
 Lines with one object per page; ``text``, ``markdown`` or ``html``, the pages one after
 the other, each under a ``==> name <==`` line (``<!-- name -->`` in HTML) when there are
-several. A progress line goes to standard error when it is a terminal.
+several. A progress line goes to standard error when it is a terminal. ``fit`` prints
+one line: the pages learnt, and those not learnt and why.
 
 Exit codes: 0 every page was cleaned; 1 some pages could not be read or cleaned (the
-others were written; each failure is on standard error); 2 bad command line, or no page
+others were written; each failure is on standard error; for ``fit``: some could not be
+read or learnt); 2 bad command line (an output that cannot be opened too), or no page
 found; 3 the model file could not be read or written; 130 interrupted (Ctrl-C); 141 the
 output was closed early (``| head``).
 """
