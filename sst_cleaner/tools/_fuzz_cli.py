@@ -30,7 +30,7 @@ import random
 import re
 import sys
 import tempfile
-import unicodedata
+import time
 from typing import Any, Optional
 
 from sst_cleaner.tools._fuzz_cases import normal_page
@@ -267,17 +267,21 @@ def _build(scenario: dict, tmp: str) -> tuple[list[str], bytes]:
 
 
 # -- running and checking ---------------------------------------------------------------
-_ALLOWED_CONTROLS = frozenset("\n\t")
 _PROGRESS = "\r\x1b[K"
 
 
+#: Unicode's control characters (category Cc) but tab and newline
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _raw_controls(text: str) -> list[str]:
-    return sorted({c for c in text.replace(_PROGRESS, "") if unicodedata.category(c) == "Cc"} - _ALLOWED_CONTROLS)
+    return sorted(set(_CONTROLS.findall(text.replace(_PROGRESS, ""))))
 
 
-def run_cli_case(data: bytes) -> int:
+def run_cli_case(data: bytes) -> tuple[int, float]:
     """Run the scenario ``data`` (see :func:`gen_cli`) through ``sst-cleaner``; raises
-    ``AssertionError`` when its contract is broken, returns the exit status."""
+    ``AssertionError`` when its contract is broken, returns the exit status and the CPU
+    seconds of the command alone (building the scenario and checking are not counted)."""
     from sst_cleaner.cli import main
 
     scenario = json.loads(data)
@@ -292,10 +296,12 @@ def run_cli_case(data: bytes) -> int:
         sys.stdin, sys.stdout, sys.stderr = w_in, w_out, w_err
         try:
             os.chdir(tmp)
+            c0 = time.process_time()
             try:
                 code: Any = main(argv)
             except SystemExit as exc:  # argparse: a usage error, --help, --version
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            cpu = time.process_time() - c0
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved
             os.chdir(cwd)
@@ -311,7 +317,7 @@ def run_cli_case(data: bytes) -> int:
             with open(os.path.join(tmp, "out.txt"), encoding="utf-8") as fh:
                 written = fh.read()
         _check(scenario, code, stdout, stderr, written, tmp)
-    return int(code)
+    return int(code), cpu
 
 
 def _check(scenario: dict, code: Any, stdout: str, stderr: str, written: str, tmp: str) -> None:
@@ -324,6 +330,8 @@ def _check(scenario: dict, code: Any, stdout: str, stderr: str, written: str, tm
         if bad:
             raise AssertionError(f"raw control characters {bad!r} on {stream}")
     command, flags = scenario["command"], scenario["flags"]
+    if "--help" in flags:
+        return  # the help, not pages
     fmt = flags[flags.index("--format") + 1] if "--format" in flags[:-1] else "json"
     if command in ("site", "clean") and code in (0, 1):
         _check_format(fmt, written)
