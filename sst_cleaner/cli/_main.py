@@ -17,10 +17,9 @@ several. A progress line goes to standard error when it is a terminal. ``fit`` p
 one line: the pages learnt, and those not learnt and why.
 
 Exit codes: 0 every page was cleaned; 1 some pages could not be read or cleaned (the
-others were written; each failure is on standard error; for ``fit``: some could not be
-read or learnt); 2 bad command line (an output that cannot be opened too), or no page
-found; 3 the model file could not be read or written; 130 interrupted (Ctrl-C); 141 the
-output was closed early (``| head``).
+others were written; each failure is on standard error); 2 bad command line (an output
+that cannot be opened too), or no page found; 3 the model file could not be read or
+written; 130 interrupted (Ctrl-C); 141 the output was closed early (``| head``).
 """
 
 from __future__ import annotations
@@ -502,10 +501,10 @@ def _fit(args, stdin: Optional[StdinSpool]) -> int:
         print(f"sst-cleaner: cannot write {model}: {exc}", file=sys.stderr)
         return EXIT_MODEL
     print(fit_summary(cleaner, model, len(errors), skips))
-    # as for `site` and `clean`: WARC records that are no page, and duplicates, are
-    # counted but are no failure; an input not read or a page not learnt is
-    failed = errors or cleaner.skipped_pages or cleaner.fit_status == "over_budget"
-    return EXIT_PAGE_ERRORS if failed else EXIT_OK
+    # as for `site` and `clean`: an input not read is a failure; a cap or budget met
+    # (as a page cleaned `truncated` or `over_budget` is), WARC records that are no
+    # page and duplicates are said in the summary but are no failure
+    return EXIT_PAGE_ERRORS if errors else EXIT_OK
 
 
 def fit_summary(cleaner: SiteCleaner, model: str, unread: int, skips: Counter) -> str:
