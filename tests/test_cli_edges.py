@@ -3,6 +3,7 @@ traceback or an unbounded read (issue 29: defects 4, 7 and 9)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,7 +80,12 @@ def test_fifo_and_device_symlink_in_a_folder_are_skipped(tmp_path):
     proc = run_cli(["clean", str(folder)])
     assert proc.returncode == 1  # the two skips are counted as failures, the page is written
     assert len(proc.stdout.splitlines()) == 1
-    assert proc.stderr.count(b"not a regular file") == 2
+    assert proc.stderr.count(b"not a regular file") == 1  # the FIFO
+    assert proc.stderr.count(b"symbolic link inside a folder is not followed") == 1
+    # named on the command line, the link is followed, and what it points at refused
+    proc = run_cli(["clean", str(folder / "a.html"), str(folder / "z.html")])
+    assert proc.returncode == 1 and len(proc.stdout.splitlines()) == 1
+    assert proc.stderr.count(b"not a regular file") == 1
 
 
 def test_css_and_pdf_are_skipped_as_not_html(tmp_path):
@@ -90,3 +96,90 @@ def test_css_and_pdf_are_skipped_as_not_html(tmp_path):
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 1  # only the page
     assert proc.stderr.count(b"not_html") == 2
+
+
+def test_symlinks_in_a_folder_are_reported_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.html").write_bytes(PAGE.replace(b"word", b"secret"))
+    folder = tmp_path / "pages"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.html").write_bytes(PAGE)
+    os.symlink(folder / "a.html", folder / "same.html")  # to a page of the folder itself
+    os.symlink(outside / "secret.html", folder / "leak.html")  # to a file outside it
+    os.symlink(outside, folder / "sub" / "linked")  # to a folder
+    proc = run_cli(["clean", str(folder)])
+    assert proc.returncode == 1  # the skips count as failures; the page is written
+    assert len(proc.stdout.splitlines()) == 1 and b"secret" not in proc.stdout
+    assert proc.stderr.count(b"symbolic link inside a folder is not followed") == 3
+    # named on the command line, a link to a regular file is read
+    proc = run_cli(["clean", str(folder / "leak.html")])
+    assert proc.returncode == 0 and b"secret" in proc.stdout
+
+
+def test_fit_says_what_it_did_not_learn(tmp_path):
+    from sst_cleaner.cli._warc import write_record
+
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for k in range(3):
+        (folder / f"p{k}.html").write_bytes(PAGE.replace(b"word", f"word{k}".encode()))
+    (folder / "dup.html").write_bytes(PAGE.replace(b"word", b"word0"))
+    (folder / "doc.html").write_bytes(b"%PDF-1.4\n")
+    with open(folder / "crawl.warc", "wb") as fh:
+        write_record(fh, "http://a.test/x", PAGE.replace(b"word", b"warc"))
+    with open(folder / "crawl.warc", "ab") as fh:
+        fh.write(
+            b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://a.test/gone\r\n"
+            b"Content-Type: application/http; msgtype=response\r\nContent-Length: 45\r\n\r\n"
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n\r\n\r\n"
+        )
+    model = tmp_path / "m.json"
+    proc = run_cli(["fit", str(folder), "--model", str(model), "--jobs", "1"])
+    assert proc.returncode == 1  # an input was not read
+    assert proc.stdout.decode().splitlines() == [
+        f"learnt 4 pages -> {model} (fit ok); not learnt: 1 inputs not read, 1 http_error records, 1 duplicate pages"
+    ]
+    assert model.is_file()
+    assert b"doc.html: not_html" in proc.stderr and b"skipped 1 http_error" in proc.stderr
+    proc = run_cli(["fit", str(folder / "p0.html"), "--model", str(model)])
+    assert proc.returncode == 0
+    assert proc.stdout.decode().strip() == f"learnt 1 pages -> {model} (fit ok)"
+
+
+def test_an_output_that_cannot_be_opened_is_a_usage_error(tmp_path):
+    (tmp_path / "a.html").write_bytes(PAGE)
+    for target in (tmp_path / "no" / "such" / "out.txt", tmp_path):
+        proc = run_cli(["clean", str(tmp_path / "a.html"), "-o", str(target)])
+        assert proc.returncode == 2
+        assert b"cannot write the output" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_names_refused_by_the_parser_are_echoed_escaped(tmp_path):
+    proc = run_cli(["methods", str(tmp_path / "bell\x07\x1b[2J.html")])
+    assert proc.returncode == 2
+    assert b"unrecognized arguments" in proc.stderr
+    assert b"\x07" not in proc.stderr and b"\x1b" not in proc.stderr
+    assert b"bell\\x07\\x1b[2J.html" in proc.stderr
+
+
+def test_del_and_c1_controls_of_page_text_never_reach_the_output_raw(tmp_path):
+    page = tmp_path / "a.html"
+    page.write_text(
+        "<html><body><p>Plain words \x9b31m about the river \x85 and the town \x7f for the test.</p></body></html>",
+        encoding="utf-8",
+    )
+    (tmp_path / "<img src=x onerror=alert(1)>.html").write_bytes(PAGE)
+    proc = run_cli(["clean", str(page)])
+    assert proc.returncode == 0
+    row = json.loads(proc.stdout)  # escaped in JSON: nothing lost
+    assert "\x9b31m" in row["text"] and "\x7f" in row["text"]
+    assert not any("\x7f" <= c <= "\x9f" for c in proc.stdout.decode("utf-8"))
+    for fmt in ("text", "markdown", "html"):
+        proc = run_cli(["clean", str(tmp_path), "--format", fmt])
+        assert proc.returncode == 0
+        out = proc.stdout.decode("utf-8")
+        assert not any("\x7f" <= c <= "\x9f" for c in out), fmt
+        assert "river" in out
+    md = run_cli(["clean", str(tmp_path), "--format", "markdown"]).stdout.decode()
+    assert "==> " + str(tmp_path) + "/&lt;img src=x onerror=alert(1)&gt;.html <==" in md

@@ -115,8 +115,8 @@ def test_the_cli_fit_says_when_the_model_is_full(site_pages, tmp_path, monkeypat
         paths[-1].write_text(html, encoding="utf-8")
     monkeypatch.setattr(learn_caps, "MAX_SITE_ENTRIES", 2000)
     assert cli_main(["fit", *map(str, paths), "--model", str(tmp_path / "m.json")]) == 0
-    err = capsys.readouterr().err
-    assert "the site model is full" in err and "pages not learnt" in err
+    out = capsys.readouterr().out  # the summary line: the cap met, as a page's `truncated`
+    assert "(fit full); not learnt: " in out and " pages past the model's entry cap" in out
     assert SiteCleaner.load(tmp_path / "m.json").n_pages < len(site_pages)
 
 

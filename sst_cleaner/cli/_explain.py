@@ -46,7 +46,7 @@ def _max_pages(value: str) -> int:
     return n
 
 
-def run(args: Any) -> int:
+def run(args: Any, stdin: Any = None) -> int:
     from sst_cleaner.cli._main import (
         EXIT_MODEL,
         EXIT_OK,
@@ -62,16 +62,12 @@ def run(args: Any) -> int:
     from sst_cleaner.engine._model_io import ModelFormatError
 
     errors: list = []
-    if "-" in args.pages:  # standard input cannot be read twice
-        listed = list(read_pages(args.pages, errors))
-        pages: Any = lambda: iter(listed)  # noqa: E731
-        first: Any = listed
-    else:
-        pages = lambda: read_pages(args.pages, [], report=False)  # noqa: E731
-        first = read_pages(args.pages, errors)
+    # standard input is spooled by the caller, so it is read twice like a file
+    first = read_pages(args.pages, errors, stdin=stdin)
+    pages = lambda: read_pages(args.pages, [], report=False, stdin=stdin)  # noqa: E731
     samples, total = _sample_sites(first)
     if not total:
-        raise UsageError("no HTML page found in " + " ".join(args.pages))
+        raise UsageError("no HTML page found in " + " ".join(printable_name(p) for p in args.pages))
     if args.model:
         try:
             model = SiteCleaner.load(args.model)

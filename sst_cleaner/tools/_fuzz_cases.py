@@ -280,12 +280,22 @@ GENERATORS: list[tuple[str, float, Callable]] = [
 ]
 
 
-def make_case(seed: int, index: int, scale: float = 1.0) -> tuple[str, Data, Optional[str]]:
-    """The case ``index`` of run ``seed``: (kind, input, encoding argument)."""
+def _draw_kind(seed: int, index: int) -> tuple[random.Random, str]:
     rng = random.Random(f"{seed}:{index}")
     names = [g[0] for g in GENERATORS]
     weights = [g[1] for g in GENERATORS]
-    kind = rng.choices(names, weights)[0]
+    return rng, rng.choices(names, weights)[0]
+
+
+def case_kind(seed: int, index: int) -> str:
+    """The kind of case ``index`` of run ``seed``, without generating its input (a run
+    of some kinds passes over the others' cases at no cost)."""
+    return _draw_kind(seed, index)[1]
+
+
+def make_case(seed: int, index: int, scale: float = 1.0) -> tuple[str, Data, Optional[str]]:
+    """The case ``index`` of run ``seed``: (kind, input, encoding argument)."""
+    rng, kind = _draw_kind(seed, index)
     gen = dict((g[0], g[2]) for g in GENERATORS)[kind]
     data, encoding = gen(rng, scale)
     return kind, data, encoding

@@ -22,21 +22,25 @@ metadata (:mod:`~sst_cleaner.tools._fuzz_meta`: dates, URLs, JSON-LD, floods and
 
 Prints crashes, slow cases, the slowest case (CPU and wall seconds) and peak memory (peak
 RSS of the process, from ``resource.getrusage``). Exit status 0 only with no crash and
-no slow case.
+no slow case. ``kill PID`` (SIGTERM) or Ctrl-C stops a run after its current case and
+prints the report of the cases run.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
 import resource
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage, parse_html
@@ -45,14 +49,20 @@ from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.engine._registry import available_methods
 from sst_cleaner.engine._result import CleanResult
 from sst_cleaner.engine._tree_caps import text_runs, tiny_blocks
-from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, normal_page
+from sst_cleaner.tools._fuzz_cases import _PASSWD_MARK, Data, case_kind, normal_page
 from sst_cleaner.tools._fuzz_cases import GENERATORS as GENERATORS
 from sst_cleaner.tools._fuzz_cases import make_case as make_case
+from sst_cleaner.tools._fuzz_cli import GENERATOR as _CLI_KIND
+from sst_cleaner.tools._fuzz_cli import run_cli_case
 from sst_cleaner.tools._fuzz_meta import GENERATOR as _METADATA_KIND
 from sst_cleaner.tools._fuzz_meta import with_metadata
 from sst_cleaner.tools._fuzz_warc import clean_warc
 
-GENERATORS.append(_METADATA_KIND)
+# once, though this module may be imported twice (as __main__ by `python -m`, and by
+# name): a second append would change which kind each case number draws
+for _kind in (_METADATA_KIND, _CLI_KIND):
+    if _kind not in GENERATORS:
+        GENERATORS.append(_kind)
 
 STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty", "no_layout"})
 
@@ -132,6 +142,9 @@ class _Tally:
     by_kind: dict[str, int] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
     rss_jump: tuple[float, Optional[tuple[int, str]]] = (0.0, None)
+    last_index: int = -1
+    slowest_run: tuple[float, Optional[tuple[int, str]]] = (0.0, None)  # a whole command-line run
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self):
         self.slowest_case = {m: (0.0, None) for m in self.methods}
@@ -160,7 +173,11 @@ def run(
     only: Optional[int] = None,
     quiet: bool = False,
     kinds: Optional[set] = None,
+    per_kind: Optional[int] = None,
 ) -> dict:
+    """Run the cases ``0..cases-1`` (only those of ``kinds`` if given), or with
+    ``per_kind``, as many case numbers as it takes for ``per_kind`` cases of each of
+    ``kinds``; see the module docstring."""
     rng = random.Random(seed)
     site = [normal_page(rng, i) for i in range(6)]
     fitted = {m: SiteCleaner(method=m).fit(site) for m in methods}
@@ -174,17 +191,62 @@ def run(
     )
     tally = _Tally(methods)
     start = time.perf_counter()
-    indices = [only] if only is not None else range(cases)
-    for n_done, index in enumerate(indices):
-        kind, data, encoding = make_case(seed, index, scale)
+    indices: Iterable[int] = [only] if only is not None else itertools.count() if per_kind else range(cases)
+    # SIGTERM (kill PID) stops the run after its current case, with its report: Ctrl-C
+    # cannot reach a run started in the background by a script (SIGINT is ignored there)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: tally.stop.set()) if main_thread else None
+    try:
+        args = (indices, only, seed, out, max_seconds, scale, fit_every, kinds, per_kind, quiet)
+        _run_cases(tally, models, methods, *args)
+    except KeyboardInterrupt:  # Ctrl-C: stop, and report the cases run so far
+        print(f"  stopped at case number {tally.last_index}", flush=True)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    if tally.stop.is_set():
+        print(f"  stopped (SIGTERM) after case number {tally.last_index}", flush=True)
+    return _report(tally, seed, methods, scale, start)
+
+
+def _run_cases(
+    tally: _Tally,
+    models: _Models,
+    methods: list[str],
+    indices: Iterable[int],
+    only: Optional[int],
+    seed: int,
+    out: str,
+    max_seconds: float,
+    scale: float,
+    fit_every: int,
+    kinds: Optional[set],
+    per_kind: Optional[int],
+    quiet: bool,
+) -> None:
+    start = time.perf_counter()
+    for index in indices:
+        if tally.stop.is_set():
+            break
+        tally.last_index = index
+        kind = case_kind(seed, index)
         if kinds and kind not in kinds:
             continue  # the same case numbers as a full run, only these kinds
+        if per_kind and only is None:
+            wanted = kinds or {g[0] for g in GENERATORS}
+            if all(tally.by_kind.get(k, 0) >= per_kind for k in wanted):
+                break
+            if tally.by_kind.get(kind, 0) >= per_kind:
+                continue
+        kind, data, encoding = make_case(seed, index, scale)
         tally.by_kind[kind] = tally.by_kind.get(kind, 0) + 1
         rss_before = _maxrss_mb()
         n_failed = len(tally.failures)
         steps = _case_steps(models, methods, seed, index, data, encoding, fit_every)
         if kind == "warc":  # an archive goes through the command line's WARC path instead
-            steps = [(None, "cli site (warc)", clean_warc, (data,))]
+            steps = [(None, "cli site (warc)", cli_ops, (clean_warc, data))]
+        elif kind == "cli":  # a hostile command line, folder and standard input, run in-process
+            steps = [(None, "cli (in-process)", cli_ops, (run_cli_case, data))]
         case_cpu = _run_steps(tally, steps, out, seed, index, kind, data, encoding, max_seconds)
         for m in methods:
             if case_cpu[m] > tally.slowest_case[m][0]:
@@ -196,11 +258,14 @@ def run(
         jump = _maxrss_mb() - rss_before
         if jump > tally.rss_jump[0]:
             tally.rss_jump = (jump, (index, kind))
-        if not quiet and (n_done + 1) % 500 == 0:
+        n_run = sum(tally.by_kind.values())
+        if not quiet and n_run % 500 == 0:
             print(
-                f"  {n_done + 1} cases, {len(tally.failures)} failures, {time.perf_counter() - start:.0f} s", flush=True
+                f"  {n_run} cases (to case number {index}), {len(tally.failures)} failures, "
+                f"slowest operation {tally.slowest[0]:.2f} s CPU {tally.slowest[2]}, "
+                f"peak RSS {_maxrss_mb():.0f} MB, {time.perf_counter() - start:.0f} s, by kind {tally.by_kind}",
+                flush=True,
             )
-    return _report(tally, seed, methods, scale, start)
 
 
 def _case_steps(
@@ -255,15 +320,86 @@ def _run_steps(
                 _record(out, seed, index, kind, "crash", step, traceback.format_exc(), data, encoding)
             )
             continue
-        for name in [step_method] if step_method else tally.methods:
-            case_cpu[name] += cpu
-        if cpu > tally.slowest[0]:
-            tally.slowest = (cpu, wall, (index, kind, step))
-        if cpu > max_seconds:
-            tally.failures.append(
-                _record(out, seed, index, kind, "slow", step, f"{cpu:.2f} s CPU ({wall:.2f} s wall)", data, encoding)
-            )
+        ops = [(step, cpu, wall)]
+        if isinstance(value, CliOps):  # a command-line run: its engine calls and the rest
+            ops = [(f"{step}: {name}", op_cpu, float("nan")) for name, op_cpu in value.ops]
+            if cpu > tally.slowest_run[0]:
+                tally.slowest_run = (cpu, (index, kind))
+        for op, op_cpu, op_wall in ops:
+            for name in [step_method] if step_method else tally.methods:
+                case_cpu[name] = max(case_cpu[name], op_cpu) if len(ops) > 1 else case_cpu[name] + op_cpu
+            if op_cpu > tally.slowest[0]:
+                tally.slowest = (op_cpu, op_wall, (index, kind, op))
+            if op_cpu > max_seconds:
+                detail = f"{op_cpu:.2f} s CPU ({op_wall:.2f} s wall)"
+                tally.failures.append(_record(out, seed, index, kind, "slow", op, detail, data, encoding))
     return case_cpu
+
+
+@dataclass
+class CliOps:
+    """What one command-line run cost, as operations: each page cleaned, each site
+    fitted (per page learnt: a site of many pages costs that many pages), each page
+    rendered in its output format, and the run's own work around them (reading,
+    decoding, writing). CPU seconds, this process's and its children's (a fit on
+    several processes)."""
+
+    ops: list[tuple[str, float]]
+
+
+def _cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def cli_ops(fn: Callable, *args) -> CliOps:
+    """Run ``fn(*args)`` (a command-line run) timing every ``SiteCleaner.clean`` and
+    ``SiteCleaner.fit`` it makes."""
+    calls: list[tuple[str, float]] = []
+    spent = [0.0]  # in the engine calls
+    clean, fit = SiteCleaner.clean, SiteCleaner.fit
+
+    def timed_clean(self, *a, **kw):
+        c0 = _cpu()
+        try:
+            return clean(self, *a, **kw)
+        finally:
+            calls.append(("SiteCleaner.clean", _cpu() - c0))
+            spent[0] += calls[-1][1]
+
+    def timed_fit(self, pages, *a, **kw):
+        pages = list(pages)
+        c0 = _cpu()
+        try:
+            return fit(self, pages, *a, **kw)
+        finally:
+            cpu = _cpu() - c0
+            spent[0] += cpu
+            calls.append((f"SiteCleaner.fit ({len(pages)} pages), per page", cpu / max(1, len(pages))))
+
+    from sst_cleaner.cli import _main
+
+    render = _main._render
+
+    def timed_render(*a, **kw):
+        c0 = _cpu()
+        try:
+            return render(*a, **kw)
+        finally:
+            calls.append(("render a page (its format)", _cpu() - c0))
+            spent[0] += calls[-1][1]
+
+    SiteCleaner.clean, SiteCleaner.fit = timed_clean, timed_fit  # type: ignore[method-assign]
+    _main._render = timed_render
+    c0 = _cpu()
+    try:
+        value = fn(*args)
+    finally:
+        SiteCleaner.clean, SiteCleaner.fit = clean, fit  # type: ignore[method-assign]
+        _main._render = render
+    # a run that checks its output after it says how long the command itself took
+    total = value[1] if isinstance(value, tuple) else _cpu() - c0
+    return CliOps(calls + [("the run's own work (reading, decoding, writing)", max(0.0, total - spent[0]))])
 
 
 def _report(tally: _Tally, seed: int, methods: list[str], scale: float, start: float) -> dict:
@@ -277,6 +413,7 @@ def _report(tally: _Tally, seed: int, methods: list[str], scale: float, start: f
         "slow": sum(1 for f in failures if f.what == "slow"),
         "slowest_step": {"cpu_s": round(slowest[0], 3), "wall_s": round(slowest[1], 3), "case": slowest[2]},
         "slowest_case": {m: {"cpu_s": round(c, 3), "case": where} for m, (c, where) in tally.slowest_case.items()},
+        "slowest_cli_run": {"cpu_s": round(tally.slowest_run[0], 3), "case": tally.slowest_run[1]},
         "peak_rss_mb": round(_maxrss_mb(), 1),
         "largest_rss_growth_mb": round(tally.rss_jump[0], 1),
         "largest_rss_growth_case": tally.rss_jump[1],
@@ -389,6 +526,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         default=None,
         help="comma-separated case kinds: run only the cases of these kinds (same case numbers)",
     )
+    ap.add_argument(
+        "--per-kind",
+        type=int,
+        default=None,
+        help="instead of --cases: run case numbers until this many cases of each kind (of --kinds) have run",
+    )
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -404,6 +547,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         args.case,
         args.quiet,
         set(args.kinds.split(",")) if args.kinds else None,
+        args.per_kind,
     )
     if args.json:
         print(json.dumps(report, indent=1))
@@ -414,6 +558,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"slowest operation: {s['cpu_s']} s CPU / {s['wall_s']} s wall, case {s['case']}")
         for m, sc in report["slowest_case"].items():
             print(f"slowest case for {m} (parse_html + its operations): {sc['cpu_s']} s CPU, case {sc['case']}")
+        if report["slowest_cli_run"]["case"]:
+            r = report["slowest_cli_run"]
+            print(f"slowest whole command-line run: {r['cpu_s']} s CPU, case {r['case']}")
         print(
             f"peak memory: {report['peak_rss_mb']} MB RSS (largest growth {report['largest_rss_growth_mb']} MB, "
             f"case {report['largest_rss_growth_case']})"
