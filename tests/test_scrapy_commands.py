@@ -147,7 +147,7 @@ def test_held_items_count_towards_closespider_itemcount(demo_server, tmp_path):
 @pytest.mark.parametrize(
     "setting, says",
     [
-        ("SST_METHOD=nope", "SST_METHOD: unknown method 'nope'; choose one of cetd, default"),
+        ("SST_METHOD=nope", "SST_METHOD: unknown method 'nope'; choose one of cehtd, cetd, default"),
         ("SST_FORMAT=pdf", "SST_FORMAT must be one of text, markdown, html, got 'pdf'"),
         ("SST_SITE_KEY=no_such_module.key", "SST_SITE_KEY 'no_such_module.key' cannot be imported"),
         ("SST_PARAMS={oops", "SST_PARAMS must be a JSON object on the command line"),
