@@ -137,3 +137,52 @@ def test_the_compiled_walk_cuts_a_page_into_the_blocks_the_python_walk_does():
             compiled, pure = _blocks_both_ways(root, style_attrs)
             assert compiled == pure
             assert pure[0]  # blocks were found
+
+
+def _generated_roots() -> list:
+    from docsite import site
+    from lxml import html as lxml_html
+
+    from sst_cleaner.engine._dom import parse_html
+    from sst_cleaner.tools.demo.site import DemoSite
+
+    demo = DemoSite(n_articles=6)
+    pages = [h for _u, h in site(4)] + [demo.page(p) or "" for p in demo.paths[:8]]
+    marked = (
+        "<html><head><meta name=a content=b></head><body><p rel=author>A<span itemprop=author>B</span></p>"
+        "<div><time datetime=2020-01-01>x</time><!-- c --><link rel=author href=y><meta itemprop=author content=z>"
+        "<p class=k>1</p><p class=k>2</p><p>3</p><b itemprop='author x'>no</b><a rel=AUTHOR>no</a></div></body></html>"
+    )
+    return [parse_html(h).root for h in pages + [marked]] + [lxml_html.document_fromstring(marked)]
+
+
+@pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled look-ups are built with the engine only")
+def test_the_compiled_lookups_find_what_lxml_finds():
+    # each function of _walk.pyx restates a Python walk over lxml's proxies: the same
+    # elements, in the same order, on generated pages and a page of edge cases
+    from sst_cleaner.engine import _walk
+    from sst_cleaner.engine._dom import _child_steps
+    from sst_cleaner.engine.methods.sitestats import _page_context
+
+    for root in _generated_roots():
+        body = list(root.iter("meta", "link", "time"))
+        assert _walk.find_elements(root, (b"meta", b"link", b"time")) == body
+        assert _walk.find_elements(root, (b"meta", b"link", b"time"), None, None, 1) == body[:1]
+        marked = [el for el in root.iter() if el.get("rel") == "author" or el.get("itemprop") == "author"]
+        assert _walk.find_elements(root, None, (b"rel", b"itemprop"), "author") == marked
+        for el in root.iter():
+            if not isinstance(el.tag, str):
+                continue
+            assert _walk.child_steps(el) == _child_steps(el)
+            agg = {ch: [len(ch.text or ""), 0, 0] for ch in el}
+            compiled = _walk.child_kinds(el, agg)
+            saved, _page_context._c_child_kinds = _page_context._c_child_kinds, None
+            try:
+                ctx = object.__new__(_page_context.PageContext)
+                ctx._kinds, ctx.agg = {}, agg
+                for ch in el:
+                    if isinstance(ch.tag, str):
+                        assert ctx.like_siblings(el, ch) == (compiled[ch][0], compiled[ch][1] / compiled[ch][0])
+                assert ctx._kinds.get(el, {}) == compiled or not len(el)
+            finally:
+                _page_context._c_child_kinds = saved

@@ -40,10 +40,15 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from itertools import islice
-from typing import Any, Callable, Iterator, NamedTuple, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Union
 from urllib.parse import urljoin, urlsplit
 
 from sst_cleaner.engine._dom import PreparedPage, as_page, normalize_space
+
+try:  # built beside the engine where Cython, a compiler and lxml's headers were found
+    from sst_cleaner.engine._walk import find_elements as _c_find_elements
+except ImportError:
+    _c_find_elements = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +195,12 @@ class _Reading:
             if page.head is not None:
                 for el in islice(page.head.iter("meta", "link", "time", "script"), MAX_HEAD_ELEMENTS):
                     found[el.tag].append(el)
-            for el in islice(page.root.iter("meta", "link", "time"), MAX_BODY_ELEMENTS):
+            body: Optional[Iterable] = None
+            if _c_find_elements is not None:  # the same walk over libxml2's nodes
+                body = _c_find_elements(page.root, _BODY_TAGS, None, None, MAX_BODY_ELEMENTS)
+            if body is None:
+                body = islice(page.root.iter("meta", "link", "time"), MAX_BODY_ELEMENTS)
+            for el in body:
                 found[el.tag].append(el)
             self._elements = found
         return self._elements[tag]
@@ -337,16 +347,35 @@ def _canonical_links(elements: list) -> Iterator[str]:
                 yield href
 
 
+_BODY_TAGS = (b"meta", b"link", b"time")
+_AUTHOR_ATTRS = (b"rel", b"itemprop")
+#: marked elements the compiled walk returns before the author texts are looked for in
+#: Python instead (a page marking thousands of elements, most of them empty)
+_AUTHOR_MARKED = 50
+
+
 def _author_texts(root: Any, limit: int = 3) -> list[str]:
     """The first ``limit`` text nodes inside elements marked ``rel="author"`` or
     ``itemprop="author"``, in document order (each node once when marked elements nest).
     A walk that stops at the first ones: selecting every marked element and then their
     text in XPath merges node sets quadratically (100,000 marked elements: minutes)."""
+    if _c_find_elements is not None:
+        # the first marked elements found over libxml2's nodes, a proxy made for those
+        # only; when they hold too few texts and there are more, the walk below is taken
+        marked = _c_find_elements(root, None, _AUTHOR_ATTRS, "author", _AUTHOR_MARKED)
+        if marked is not None:
+            texts = _texts_of(marked, limit)
+            if len(texts) == limit or len(marked) < _AUTHOR_MARKED:
+                return texts
+    return _texts_of((el for el in root.iter() if el.get("rel") == "author" or el.get("itemprop") == "author"), limit)
+
+
+def _texts_of(marked: Iterable, limit: int) -> list[str]:
+    """The first ``limit`` text nodes inside the ``marked`` elements (document order),
+    each node once when they nest."""
     texts: list[str] = []
     taken: set = set()
-    for el in root.iter():
-        if el.get("rel") != "author" and el.get("itemprop") != "author":
-            continue
+    for el in marked:
         if taken and any(a in taken for a in el.iterancestors()):
             continue  # its text is its marked ancestor's
         taken.add(el)

@@ -301,3 +301,62 @@ def child_steps(parent):
                 steps[child] = f"{t}[{n}]"
         c = c.next
     return steps
+
+
+cdef inline bint _named(tree.xmlNode* c, tuple names):
+    """Whether ``c``, an element, has one of ``names`` (bytes) as its tag, in no namespace
+    (as lxml's ``iter(*names)`` matches them)."""
+    if c.ns is not NULL:
+        return False
+    for name in names:
+        if strcmp(<const char*>c.name, <const char*>(<bytes>name)) == 0:
+            return True
+    return False
+
+
+cdef bint _marked(tree.xmlNode* c, tuple attrs, str value):
+    """Whether one of the attributes ``attrs`` (bytes names, no namespace) of the element
+    ``c`` has exactly ``value``, as ``element.get(name) == value``."""
+    cdef tree.xmlAttr* a = c.properties
+    while a is not NULL:
+        if a.type == tree.XML_ATTRIBUTE_NODE and a.ns is NULL:
+            for name in attrs:
+                if strcmp(<const char*>a.name, <const char*>(<bytes>name)) == 0:
+                    if cetree.attributeValue(c, a) == value:
+                        return True
+                    break
+        a = a.next
+    return False
+
+
+def find_elements(root, tuple names=None, tuple attrs=None, str value=None, Py_ssize_t limit=-1):
+    """The elements of ``root``'s subtree, ``root`` first, in document order, that have
+    one of the tags ``names`` (bytes) or, with ``attrs``, one of those attributes (bytes
+    names) equal to ``value``; at most ``limit`` of them (all when negative). Proxies are
+    made only for those: what ``[el for el in root.iter(*names)]`` gives, or the elements
+    of ``root.iter()`` whose ``get(name) == value`` for a name of ``attrs``. None for an
+    element this module does not walk."""
+    if not isinstance(root, cetree._Element):
+        return None
+    cdef cetree._Element r = <cetree._Element>root
+    cdef tree.xmlNode* c_root = r._c_node
+    cdef tree.xmlNode* c = c_root
+    cdef cetree._Document doc = r._doc
+    cdef list out = []
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            if (names is not None and _named(c, names)) or (attrs is not None and _marked(c, attrs, value)):
+                if len(out) == limit:
+                    break
+                out.append(cetree.elementFactory(doc, c))
+            if c.children is not NULL:
+                c = c.children
+                continue
+        if c is c_root:
+            break
+        while c.next is NULL:
+            c = c.parent
+            if c is c_root or c is NULL:
+                return out
+        c = c.next
+    return out
