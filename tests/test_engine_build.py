@@ -47,9 +47,9 @@ def test_the_engine_build_is_the_one_this_installation_is_expected_to_have():
         listed = {ROOT / name for name in _compiled_list()} | set(ENGINE.rglob("*.pyx"))
         assert listed <= built, f"not compiled: {sorted(str(p) for p in listed - built)}"
         # and the walk over libxml2's nodes is the one that runs
-        from sst_cleaner.engine import _segment
+        from sst_cleaner.engine._compiled import walk_function
 
-        assert _segment._compiled_walk() is not None
+        assert walk_function("text_blocks") is not None
     else:
         assert not builds
 
@@ -95,6 +95,7 @@ def _blocks_both_ways(root, style_attrs=None) -> tuple[list, list]:
     """Each walk's blocks of ``root``, with every annotate call and every element and
     node it reports: the walk over libxml2's nodes, where it is built, and the Python one."""
     from sst_cleaner.engine import _segment
+    from sst_cleaner.engine._compiled import walk_function
 
     def run(walk) -> list:
         calls: list = []
@@ -114,7 +115,7 @@ def _blocks_both_ways(root, style_attrs=None) -> tuple[list, list]:
         seen = [(b.element, b.text, b.state, b.link_chars, b.n_links) for b in blocks]
         return [seen, calls, elements, nodes, [(b.element, b.text, b.link_chars) for b in plain]]
 
-    return run(_segment._compiled_walk()), run(None)
+    return run(walk_function("text_blocks")), run(None)
 
 
 def test_the_compiled_walk_cuts_a_page_into_the_blocks_the_python_walk_does():

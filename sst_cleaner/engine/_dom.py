@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, AnyStr, Optional, Union
+from typing import AnyStr, Optional, Union
 
 from lxml import etree
 
 from sst_cleaner.engine._attr_cap import _cap_attributes, attribute_cap
+from sst_cleaner.engine._compiled import walk_function
 from sst_cleaner.engine._head import body_jsonld, detach_head
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 from sst_cleaner.engine._stray_tags import drop_stray_document_tags
@@ -322,7 +323,7 @@ class PreparedPage:
         steps = self._steps.get(parent)
         if steps is None:
             # counted over libxml2's nodes where that is built (see _walk.pyx)
-            compiled = _compiled_child_steps()
+            compiled = walk_function("child_steps")
             steps = compiled(parent) if compiled is not None else None
             if steps is None:
                 steps = _child_steps(parent)
@@ -641,19 +642,3 @@ def _drop_elements(doomed: list) -> None:
 def element_text(el: etree._Element) -> str:
     """Visible text of an element, whitespace-normalised (tail excluded)."""
     return normalize_space(" ".join(t for t in el.itertext()))
-
-
-#: _walk.child_steps where it is built, None where not, False until first asked (_walk
-#: imports this module: it is looked up once this module is whole)
-_c_child_steps: Any = False
-
-
-def _compiled_child_steps() -> Any:
-    global _c_child_steps
-    if _c_child_steps is False:
-        try:
-            from sst_cleaner.engine._walk import child_steps
-        except ImportError:
-            child_steps = None  # type: ignore[assignment]
-        _c_child_steps = child_steps
-    return _c_child_steps

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from lxml import etree
 
+from sst_cleaner.engine._compiled import walk_function
 from sst_cleaner.engine._dom import BLOCK_TAGS, normalize_space
 
 
@@ -69,7 +70,7 @@ def text_blocks(
     reads of each element anyway, so that a later walk (CETD's counts) reads lists
     instead of asking lxml again (each read makes a new string).
     """
-    c_walk = _c_walk if _c_walk is not False else _compiled_walk()
+    c_walk = _c_walk if _c_walk is not False else walk_function("text_blocks")
     if c_walk is not None:
         # the same walk over libxml2's nodes, where it is built (see _walk.pyx)
         blocks = c_walk(root, annotate, elements, nodes, style_attrs)
@@ -192,17 +193,6 @@ def _with_attributes(annotate: Callable, names: frozenset) -> Annotate:
     return lambda el, parent: annotate(el, parent, el.tag, style_attributes(el, names))
 
 
-#: _walk.text_blocks, built beside this module where Cython, a compiler and lxml's headers
-#: were found (None where not; False until first asked: _walk imports this module)
+#: the walk text_blocks takes: False for _walk's where it is built (see _compiled), None
+#: for the Python one (the tests set it to compare them)
 _c_walk: Any = False
-
-
-def _compiled_walk() -> Any:
-    global _c_walk
-    if _c_walk is False:
-        try:
-            from sst_cleaner.engine._walk import text_blocks as walk
-        except ImportError:
-            walk = None  # type: ignore[assignment]
-        _c_walk = walk
-    return _c_walk
