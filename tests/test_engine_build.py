@@ -154,7 +154,15 @@ def _generated_roots() -> list:
         "<div><time datetime=2020-01-01>x</time><!-- c --><link rel=author href=y><meta itemprop=author content=z>"
         "<p class=k>1</p><p class=k>2</p><p>3</p><b itemprop='author x'>no</b><a rel=AUTHOR>no</a></div></body></html>"
     )
-    return [parse_html(h).root for h in pages + [marked]] + [lxml_html.document_fromstring(marked)]
+    hidden = (
+        "<html><body><div style='DISPLAY : NONE'>a</div><div style='color:red'>b</div>"
+        "<p style='display:\tnone;y'>c</p><p aria-hidden=true hidden>d</p><p hidden aria-hidden=true>e</p>"
+        "<span style='visibility: Hidden'>f<i aria-hidden='true'></i><i aria-hidden=TRUE></i></span>"
+        "<p style='displ\u0430y:none'>g</p><p style='VISIBILITY:HIDDEN'>h</p><p hidden=''>i</p>"
+        "<p style='width:1px; display :none !important'>j<b style='display:block'>k</b></p></body></html>"
+    )
+    raw = [lxml_html.document_fromstring(marked), lxml_html.document_fromstring(hidden)]
+    return [parse_html(h).root for h in pages + [marked]] + raw
 
 
 @pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled look-ups are built with the engine only")
@@ -162,7 +170,7 @@ def test_the_compiled_lookups_find_what_lxml_finds():
     # each function of _walk.pyx restates a Python walk over lxml's proxies: the same
     # elements, in the same order, on generated pages and a page of edge cases
     from sst_cleaner.engine import _walk
-    from sst_cleaner.engine._dom import _child_steps
+    from sst_cleaner.engine._dom import _HIDING_ATTRS, _child_steps
     from sst_cleaner.engine.methods.sitestats import _page_context
 
     for root in _generated_roots():
@@ -171,6 +179,12 @@ def test_the_compiled_lookups_find_what_lxml_finds():
         assert _walk.find_elements(root, (b"meta", b"link", b"time"), None, None, 1) == body[:1]
         marked = [el for el in root.iter() if el.get("rel") == "author" or el.get("itemprop") == "author"]
         assert _walk.find_elements(root, None, (b"rel", b"itemprop"), "author") == marked
+        # the hidden elements: grouped by element, the first hiding attribute deciding
+        by_xpath: list = []
+        for attr in _HIDING_ATTRS(root):
+            if not by_xpath or by_xpath[-1][0] is not attr.getparent():
+                by_xpath.append((attr.getparent(), attr.attrname == "aria-hidden"))
+        assert _walk.hiding_elements(root) == by_xpath
         for el in root.iter():
             if not isinstance(el.tag, str):
                 continue
@@ -187,3 +201,35 @@ def test_the_compiled_lookups_find_what_lxml_finds():
                 assert ctx._kinds.get(el, {}) == compiled or not len(el)
             finally:
                 _page_context._c_child_kinds = saved
+
+
+@pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled look-ups are built with the engine only")
+def test_the_compiled_walk_finds_the_runs_of_combining_marks_the_python_check_finds():
+    from lxml import html as lxml_html
+
+    from sst_cleaner.engine import _dom, _walk
+
+    _dom._nonstarter_run_patterns()
+    bits = _dom._NONSTARTER_BITS
+
+    def python_check(root) -> bool:
+        texts = [t for el in root.iter() for t in (el.text, el.tail) if t]
+        return any(_dom._run_pattern(t).search(t) for t in texts)
+
+    mark, astral = "\u0301", "\U0001d165"
+    cases = {
+        f"<p>a{mark * 31}</p>": True,
+        f"<p>a{mark * 30}</p>": False,
+        f"<div><p>x</p>b{mark * 40} c</div>": True,  # a tail
+        f"<p>a{mark * 20}<b>{mark * 20}</b></p>": False,  # split by an element
+        f"<p>{astral * 31}</p>": True,
+        f"<p>{astral * 30}\u00e9{mark * 30}</p>": False,
+        "<p>" + "\u4e2d\u6587" * 400 + "</p>": False,
+        "<p>caf\u00e9 " + "\u0915\u094d" * 40 + "</p>": False,
+    }
+    for body, expected in cases.items():
+        root = lxml_html.document_fromstring(f"<html><body>{body}</body></html>")
+        assert python_check(root) is expected, body
+        assert _walk.holds_run(root, bits, _dom.MAX_NONSTARTERS) is expected, body
+    for root in _generated_roots():
+        assert _walk.holds_run(root, bits, _dom.MAX_NONSTARTERS) is python_check(root)

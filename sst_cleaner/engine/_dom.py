@@ -175,7 +175,18 @@ def _nonstarter_run_patterns() -> tuple["re.Pattern[str]", "re.Pattern[str]"]:
 
         bmp = [[lo, min(hi, 0xFFFF)] for lo, hi in ranges if lo <= 0xFFFF]
         _NONSTARTER_RUN = (compile_class(bmp), compile_class(ranges))
+        global _NONSTARTER_BITS
+        bits = bytearray(0x20000 // 8)
+        for lo, hi in ranges:
+            for cp in range(lo, hi + 1):
+                bits[cp >> 3] |= 1 << (cp & 7)
+        _NONSTARTER_BITS = bytes(bits)
     return _NONSTARTER_RUN
+
+
+#: the same characters as a bitmap of planes 0-1 (bit ``cp & 7`` of byte ``cp >> 3``),
+#: for the compiled walk's check of a tree's text nodes
+_NONSTARTER_BITS: Optional[bytes] = None
 
 
 def cap_nonstarter_runs(text: str) -> str:
@@ -502,6 +513,13 @@ def _cap_tree_runs(doc: etree._Element) -> None:
     tails, so runs can appear after the text was capped; a method tokenising a raw text
     node would spend seconds in NFKC. One C-level concatenation and one regex search
     decide whether any text node needs it."""
+    compiled = walk_function("holds_run")
+    if compiled is not None:
+        # each text of the tree checked in C (see _walk.pyx): no concatenation of them all
+        _nonstarter_run_patterns()
+        found = compiled(doc, _NONSTARTER_BITS, MAX_NONSTARTERS)
+        if found is not None and not found:
+            return
     # the text of every node (as XPath's string()), written by libxml2 as UTF-8: the
     # bytes _may_hold_run looks at, without making and encoding a str
     data = etree.tostring(doc, method="text", encoding="utf-8", with_tail=False)
@@ -595,6 +613,14 @@ def _drop_hidden(doc: etree._Element) -> None:
     if next(doc.iter(etree.Comment, etree.ProcessingInstruction, etree.Entity), None) is not None:
         _drop_elements([el for el in doc.iter() if not isinstance(el.tag, str)])
     doomed = []
+    compiled = walk_function("hiding_elements")
+    found = compiled(doc) if compiled is not None else None
+    if found is not None:  # the same selection, over libxml2's nodes (see _walk.pyx)
+        for el, by_aria in found:
+            if not (by_aria and _has_text(el)):  # text marked aria-hidden is still on screen
+                doomed.append(el)
+        _drop_elements(doomed)
+        return
     last = None
     for attr in _HIDING_ATTRS(doc):  # document order
         el = attr.getparent()

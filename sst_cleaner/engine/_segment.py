@@ -47,6 +47,7 @@ def text_blocks(
     elements: Optional[list] = None,
     nodes: Optional[tuple[list, list, list]] = None,
     style_attrs: Optional[frozenset] = None,
+    same: Optional[dict] = None,
 ) -> list[TextBlock]:
     """Cut the subtree under ``root`` into text blocks (iterative, document order).
 
@@ -69,11 +70,17 @@ def text_blocks(
     with ``elements``, gets their tags, texts and tails in the same order: what the walk
     reads of each element anyway, so that a later walk (CETD's counts) reads lists
     instead of asking lxml again (each read makes a new string).
+
+    ``same``, when given with ``style_attrs``, maps ``(parent_state, tag, attrs)`` to the
+    state ``annotate`` gives every element with that parent state, tag and attributes,
+    for those whose state depends on nothing else (``annotate`` fills it as it learns
+    them). A walk may give such an element its state without calling ``annotate``; the
+    blocks are the same either way.
     """
     c_walk = _c_walk if _c_walk is not False else walk_function("text_blocks")
     if c_walk is not None:
         # the same walk over libxml2's nodes, where it is built (see _walk.pyx)
-        blocks = c_walk(root, annotate, elements, nodes, style_attrs)
+        blocks = c_walk(root, annotate, elements, nodes, style_attrs, same)
         if blocks is not None:
             return blocks
     # kept whole (over 60 lines): it runs per element of every page, where helper calls

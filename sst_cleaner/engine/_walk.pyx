@@ -87,9 +87,10 @@ cdef tuple _style_attributes(tree.xmlNode* c, frozenset names):
     return tuple(found)
 
 
-def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset style_attrs=None):
+def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset style_attrs=None, dict same=None):
     """:func:`sst_cleaner.engine._segment.text_blocks` (see there), or None for a tree
-    this walk does not cover."""
+    this walk does not cover. An element found in ``same`` gets its state from there, and
+    a proxy only if it opens a block or ``elements`` is asked for."""
     cdef cetree._Element r
     if not isinstance(root, cetree._Element):
         return None
@@ -129,7 +130,7 @@ def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset s
     cdef tree.xmlNode* c
     cdef tree.xmlNode* nxt
     cdef unsigned char kind
-    cdef object el, tag, text, tail, state
+    cdef object el, tag, text, tail, state, attrs
     try:
         text = cetree.textOf(c_root)
         if text:
@@ -161,7 +162,10 @@ def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset s
                 if not annotating:
                     state = None
                 elif with_attrs:
-                    state = annotate(el, states[-1], tag, _style_attributes(c, style_attrs))
+                    attrs = _style_attributes(c, style_attrs)
+                    state = None if same is None else same.get((states[-1], tag, attrs))
+                    if state is None:
+                        state = annotate(el, states[-1], tag, attrs)
                 else:
                     state = annotate(el, states[-1])
                 states.append(state)
@@ -173,11 +177,17 @@ def text_blocks(root, annotate=None, list elements=None, nodes=None, frozenset s
                 stack.append(cur)
             else:
                 if annotating and _has_element_child(c):
-                    if el is None:
-                        el = cetree.elementFactory(doc, c)
                     if with_attrs:
-                        states.append(annotate(el, states[-1], tag, _style_attributes(c, style_attrs)))
+                        attrs = _style_attributes(c, style_attrs)
+                        state = None if same is None else same.get((states[-1], tag, attrs))
+                        if state is None:
+                            if el is None:
+                                el = cetree.elementFactory(doc, c)
+                            state = annotate(el, states[-1], tag, attrs)
+                        states.append(state)
                     else:
+                        if el is None:
+                            el = cetree.elementFactory(doc, c)
                         states.append(annotate(el, states[-1]))
                 else:
                     states.append(None)
@@ -360,3 +370,162 @@ def find_elements(root, tuple names=None, tuple attrs=None, str value=None, Py_s
                 return out
         c = c.next
     return out
+
+
+cdef bint _hiding_style(const unsigned char* value):
+    """Whether an inline style hides its element, as ``_dom._HIDING_ATTRS`` reads it: with
+    a "y" or "Y", and holding ``display:none`` or ``visibility:hidden`` once the spaces
+    (space, tab, newline, return) are removed and the letters of those two words are
+    lower-cased (ASCII only: the UTF-8 bytes of other characters never match)."""
+    cdef const unsigned char* p = value
+    cdef bint has_y = False
+    while p[0]:
+        if p[0] == b'y' or p[0] == b'Y':
+            has_y = True
+            break
+        p += 1
+    if not has_y:
+        return False
+    cdef bytearray key = bytearray()
+    cdef unsigned char ch
+    p = value
+    while p[0]:
+        ch = p[0]
+        p += 1
+        if ch == b' ' or ch == b'\t' or ch == b'\n' or ch == b'\r':
+            continue
+        if ch in b"ABDEHILNOPSTVY":
+            ch += 32
+        key.append(ch)
+    return b"display:none" in key or b"visibility:hidden" in key
+
+
+cdef int _hiding_attribute(tree.xmlNode* c):
+    """0 if no attribute of the element ``c`` hides it, else what the first one that does
+    is: 1 for ``hidden`` or a hiding inline style, 2 for ``aria-hidden="true"``."""
+    cdef tree.xmlAttr* a = c.properties
+    cdef const char* name
+    cdef tree.xmlNode* t
+    cdef const unsigned char* value
+    cdef bytes copy
+    while a is not NULL:
+        if a.type == tree.XML_ATTRIBUTE_NODE and a.ns is NULL:
+            name = <const char*>a.name
+            if strcmp(name, b"hidden") == 0:
+                return 1
+            if strcmp(name, b"style") == 0 or strcmp(name, b"aria-hidden") == 0:
+                # the value's UTF-8 is its one text node's (libxml2's own functions are
+                # not exported by lxml's build: read the node, or ask lxml otherwise)
+                t = a.children
+                if t is NULL:
+                    value = b""
+                elif t.next is NULL and t.type == tree.XML_TEXT_NODE and t.content is not NULL:
+                    value = <const unsigned char*>t.content
+                else:
+                    copy = cetree.attributeValue(c, a).encode("utf-8")
+                    value = <const unsigned char*>(<char*>copy)
+                if name[0] == b's':
+                    if _hiding_style(value):
+                        return 1
+                elif strcmp(<const char*>value, b"true") == 0:
+                    return 2
+        a = a.next
+    return 0
+
+
+def hiding_elements(root):
+    """The elements of ``root``'s subtree (``root`` first, document order) an attribute
+    hides, each once, as ``(element, by_aria)``: what ``_dom._HIDING_ATTRS`` selects,
+    grouped by element, ``by_aria`` telling whether the element's first hiding attribute
+    is ``aria-hidden``. None for an element this module does not walk."""
+    if not isinstance(root, cetree._Element):
+        return None
+    cdef cetree._Element r = <cetree._Element>root
+    cdef tree.xmlNode* c_root = r._c_node
+    cdef tree.xmlNode* c = c_root
+    cdef cetree._Document doc = r._doc
+    cdef list out = []
+    cdef int kind
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            if c.properties is not NULL:
+                kind = _hiding_attribute(c)
+                if kind:
+                    out.append((cetree.elementFactory(doc, c), kind == 2))
+            if c.children is not NULL:
+                c = c.children
+                continue
+        if c is c_root:
+            break
+        while c.next is NULL:
+            c = c.parent
+            if c is c_root or c is NULL:
+                return out
+        c = c.next
+    return out
+
+
+cdef bint _text_holds_run(const unsigned char* p, const unsigned char* bits, Py_ssize_t* run, Py_ssize_t longest) noexcept nogil:
+    """Whether the UTF-8 text ``p`` brings the count ``run`` of consecutive characters
+    set in ``bits`` (code points below 0x20000) past ``longest``; ``run`` goes on from
+    the text before when the two are one of lxml's texts."""
+    cdef unsigned int cp
+    cdef unsigned char b
+    while p[0]:
+        b = p[0]
+        if b < 0x80:
+            run[0] = 0
+            p += 1
+            continue
+        # a lead byte whose sequence is cut short (libxml2 keeps UTF-8 whole: never
+        # expected) is stepped over alone, so the NUL after the text is never passed
+        if (p[1] & 0xC0) != 0x80 or (b >= 0xE0 and (p[2] & 0xC0) != 0x80) or (b >= 0xF0 and (p[3] & 0xC0) != 0x80):
+            run[0] = 0
+            p += 1
+            continue
+        if b < 0xE0:
+            cp = ((b & 0x1F) << 6) | (p[1] & 0x3F)
+            p += 2
+        elif b < 0xF0:
+            cp = ((b & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
+            p += 3
+        else:
+            cp = ((b & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F)
+            p += 4
+        if cp < 0x20000 and (bits[cp >> 3] >> (cp & 7)) & 1:
+            run[0] += 1
+            if run[0] > longest:
+                return True
+        else:
+            run[0] = 0
+    return False
+
+
+def holds_run(root, bytes bits, Py_ssize_t longest):
+    """Whether a text of ``root``'s subtree (an element's text or tail: adjacent text
+    nodes together, as lxml reads them) holds more than ``longest`` characters in a row
+    of those set in ``bits`` (``_dom._NONSTARTER_BITS``); None for an element this module
+    does not walk. The UTF-8 bytes are libxml2's own: no str is made."""
+    if not isinstance(root, cetree._Element) or len(bits) < 0x20000 // 8:
+        return None
+    cdef cetree._Element r = <cetree._Element>root
+    cdef tree.xmlNode* c_root = r._c_node
+    cdef tree.xmlNode* c = c_root.children
+    cdef const unsigned char* table = <const unsigned char*>(<char*>bits)
+    cdef Py_ssize_t run = 0
+    while c is not NULL:
+        if c.type == tree.XML_TEXT_NODE or c.type == tree.XML_CDATA_SECTION_NODE:
+            if c.content is not NULL and _text_holds_run(<const unsigned char*>c.content, table, &run, longest):
+                return True
+        else:
+            run = 0
+            if c.type == tree.XML_ELEMENT_NODE and c.children is not NULL:
+                c = c.children
+                continue
+        while c.next is NULL:
+            run = 0
+            c = c.parent
+            if c is c_root or c is NULL:
+                return False
+        c = c.next
+    return False

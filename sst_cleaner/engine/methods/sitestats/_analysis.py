@@ -207,17 +207,23 @@ def analyse_page(page: PreparedPage, site: bool = True, judged: bool = True) -> 
     entries: list[tuple[int, str, str, int]] = [(-1, "body", root.tag, class_hints(root))]
     intern: dict[tuple[int, str, int], int] = {}
 
+    # (parent id, tag, attributes) -> path id, for the elements whose path id depends on
+    # nothing else: the walk gives it to the next such element without calling annotate
+    same: dict[tuple[int, str, tuple], int] = {}
+
     def annotate(el: etree._Element, parent: Optional[int], tag: str, attrs: tuple) -> int:
         if parent is None:
             return 0
-        label, hints = label_and_hints(el, tag, attrs)
+        label, hints, read_element = label_and_hints(el, tag, attrs)
         # the hint bits are part of the identity: one label can come from raw class/id
         # values that differ in what they say (see _label_hints_of)
         pair = (parent, label, hints)
         pid = intern.get(pair)
         if pid is None:
             pid = intern[pair] = len(entries)
-            entries.append((parent, label, el.tag, hints))
+            entries.append((parent, label, tag, hints))
+        if not read_element:
+            same[(parent, tag, attrs)] = pid
         return pid
 
     # pid -> (digest, context tags above and at, hint bits of the path, of its near end)
@@ -226,7 +232,7 @@ def analyse_page(page: PreparedPage, site: bool = True, judged: bool = True) -> 
     infos: list[BlockInfo] = []
     elements: list = []
     nodes: Optional[tuple[list, list, list]] = ([], [], []) if judged else None
-    for blk in text_blocks(root, annotate, elements if judged else None, nodes, STYLE_ATTR_SET):
+    for blk in text_blocks(root, annotate, elements if judged else None, nodes, STYLE_ATTR_SET, same):
         bt = block_text(blk.text)
         if not bt.sentences:
             continue

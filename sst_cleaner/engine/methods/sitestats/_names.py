@@ -172,14 +172,19 @@ def _label_and_hints(el: etree._Element) -> tuple[str, int]:
     return (got[0], _without_title_names(el, got[1])) if got[1] & _NEGATIVE_HINTS else got
 
 
-def label_and_hints(el: etree._Element, tag: str, attrs: tuple) -> tuple[str, int]:
+def label_and_hints(el: etree._Element, tag: str, attrs: tuple) -> tuple[str, int, bool]:
     """:func:`_label_and_hints` from what a walk read of the element: its tag and its
     non-empty style attributes as sorted pairs
-    (:func:`~sst_cleaner.engine._segment.style_attributes` with :data:`STYLE_ATTR_SET`)."""
+    (:func:`~sst_cleaner.engine._segment.style_attributes` with :data:`STYLE_ATTR_SET`),
+    and whether the element itself was read too (a boilerplate or comment name, checked
+    against the element's title): when not, any element with that tag and those
+    attributes gets the same label and bits."""
     if not attrs:
-        return tag, 0
+        return tag, 0, False
     got = _label_hints_of(tag, attrs)
-    return (got[0], _without_title_names(el, got[1])) if got[1] & _NEGATIVE_HINTS else got
+    if got[1] & _NEGATIVE_HINTS:
+        return got[0], _without_title_names(el, got[1]), True
+    return got[0], got[1], False
 
 
 @lru_cache(maxsize=50_000)
