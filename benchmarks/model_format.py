@@ -5,7 +5,7 @@ and what learning after a load loses.
     python benchmarks/model_format.py [CORPUS ...]           # per site, see below
 
 ``--size``: the corpus's first 500 pages fitted as one model (as ``ab_fit.py`` does),
-saved in both formats: the bytes of each file.
+saved in both formats: the bytes of each file, and the CPU time of loading each.
 
 Otherwise, for every site of each corpus (default: sites-dev, news-eras, portal,
 docs-dev under ``../shared/datasets``), with the default method:
@@ -81,6 +81,7 @@ def _new_cleaner():
 
 
 def sizes(corpus: str, n_pages: int) -> None:
+    from sst_cleaner import SiteCleaner
     from sst_cleaner.tools.bench._scoring import find_manifests, load_corpus
 
     pages = load_corpus(find_manifests(corpus)[0]).pages[:n_pages]
@@ -88,9 +89,18 @@ def sizes(corpus: str, n_pages: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         _, old = _save_load(cleaner, folder, "v1.json", v1_data(cleaner))
         _, new = _save_load(cleaner, folder, "v2.json", cleaner.to_dict())
+        # CPU time of a load (read, check, rebuild), best of 3 each, interleaved
+        loads: dict[str, list[float]] = {"v1.json": [], "v2.json": []}
+        for _ in range(3):
+            for name, times in loads.items():
+                t = time.process_time()
+                SiteCleaner.load(os.path.join(folder, name))
+                times.append(time.process_time() - t)
+    t_old, t_new = min(loads["v1.json"]), min(loads["v2.json"])
     print(
         f"{os.path.basename(corpus.rstrip('/'))}: {len(pages)} pages as one model: "
-        f"version 1 {old / 1e6:.2f} MB, version 2 {new / 1e6:.2f} MB ({new / old:.3f})"
+        f"version 1 {old / 1e6:.2f} MB, version 2 {new / 1e6:.2f} MB ({new / old:.3f}); "
+        f"load {t_old:.2f} s -> {t_new:.2f} s CPU ({t_new / t_old:.2f})"
     )
 
 
