@@ -26,8 +26,8 @@ def _unique_sentences(n: int, seed: int = 1) -> str:
     )
 
 
-def _stats(cleaner: SiteCleaner) -> dict:
-    return cleaner.to_dict()["model"]["site_stats"]
+def _stats(cleaner: SiteCleaner):
+    return cleaner._impl.stats
 
 
 def test_a_page_over_its_time_budget_is_not_learnt_and_the_model_is_unchanged():
@@ -44,9 +44,9 @@ def test_what_one_page_adds_is_capped(monkeypatch):
     monkeypatch.setattr(learn_caps, "MAX_PAGE_SENTENCES", 300)
     monkeypatch.setattr(learn_caps, "MAX_PAGE_FEATURES", 10**9)
     cleaner = SiteCleaner(page_time_budget=None, site_time_budget=None).fit(PAGES)
-    before = len(_stats(cleaner)["sent_df"])
+    before = len(_stats(cleaner).sent_df)
     cleaner.partial_fit(_unique_sentences(2_000))
-    assert len(_stats(cleaner)["sent_df"]) - before == 300
+    assert len(_stats(cleaner).sent_df) - before == 300
     assert cleaner.n_pages == len(PAGES) + 1
 
 
@@ -54,14 +54,14 @@ def test_caps_sit_above_real_pages():
     # the caps must change nothing for ordinary pages: the full page is learnt
     cleaner = SiteCleaner(page_time_budget=None).fit(PAGES)
     cleaner.partial_fit(_unique_sentences(2_000))
-    assert len(_stats(cleaner)["sent_df"]) >= 2_000
+    assert len(_stats(cleaner).sent_df) >= 2_000
 
 
 def test_a_huge_word_is_learnt_as_a_short_feature():
     word = "Q" + "x" * 4_900_000
     cleaner = SiteCleaner(page_time_budget=None).fit(PAGES)
     cleaner.partial_fit(f"<html><body><p>The {word} is here.</p></body></html>")
-    feats = [f for node in _stats(cleaner)["node_feat"].values() for f in node]
+    feats = [f for node in _stats(cleaner).node_S.values() for f in node]
     assert max(map(len, feats)) <= 100
     assert len(json.dumps(cleaner.to_dict())) < 100_000
 

@@ -54,7 +54,10 @@ def test_fit_on_two_processes_saves_the_same_model(tmp_path, capsys, monkeypatch
     assert not caplog.text  # a worker learnt half the pages
     models = [json.loads(p.read_text(encoding="utf-8"))["model"]["site_stats"] for p in (one, two)]
     assert models[0]["n_pages"] == models[1]["n_pages"] == 8
-    assert models[0]["node_df"] == models[1]["node_df"] and models[0]["sent_df"] == models[1]["sent_df"]
+    assert models[0]["sents"] == models[1]["sents"] and models[0]["once"] == models[1]["once"]
+    assert [{k: v[:3] for k, v in m["nodes"].items()} for m in models] == [
+        {k: v[:3] for k, v in models[0]["nodes"].items()}
+    ] * 2
 
 
 def test_jobs_must_be_positive_or_minus_one(tmp_path):

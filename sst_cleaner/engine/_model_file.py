@@ -40,7 +40,12 @@ FILE_PARAMS = frozenset(("scorer",))
 
 # "learnt_pages": the hashed keys of the pages a model learnt (checked by LearntPages)
 _TOP_KEYS = frozenset(("format", "format_version", "method", "params", "model", "learnt_pages"))
-_SITE_STATS_KEYS = frozenset(("n_pages", "page_fps", "sent_df", "sent_len", "node_df", "node_sent", "node_feat"))
+_SITE_STATS_KEYS_V1 = frozenset(("n_pages", "page_fps", "sent_df", "sent_len", "node_df", "node_sent", "node_feat"))
+_SITE_STATS_KEYS = frozenset(("n_pages", "page_fps", "sents", "nodes", "once"))
+#: a 64-bit hash in the compact form: 11 base64url characters
+_HASH_KEY = re.compile(r"[A-Za-z0-9_\-]{11}")
+#: short hashes of one-page sentences: 8 base64url characters each, concatenated
+_ONCE_STRING = re.compile(r"(?:[A-Za-z0-9_\-]{8})*")
 
 
 def read_model_bytes(
@@ -121,7 +126,7 @@ def check_model(data: Any) -> None:
         if isinstance(params["threshold"], bool) or threshold is None or not 0.0 <= threshold <= 1.0:
             raise ModelFormatError("the default method's threshold must be a probability in [0, 1]")
     if method in ("default", "sentences") and isinstance(state, dict):
-        _check_stats_state(method, state)
+        _check_stats_state(method, state, data.get("format_version"))
 
 
 def check_params(params: dict) -> None:
@@ -227,7 +232,7 @@ def _count_map(name: str, value: Any, n_pages: int, minimum: int = 0) -> dict:
     return value
 
 
-def _check_stats_state(method: str, state: dict) -> None:
+def _check_stats_state(method: str, state: dict, version: Any = 2) -> None:
     """The state of the methods built on :class:`~sst_cleaner.engine.methods.sitestats.site_stats.SiteStats`:
     exactly its keys, and counts that agree with the number of pages (a page count
     over ``n_pages`` or a negative sum is a forged or corrupt model)."""
@@ -238,14 +243,85 @@ def _check_stats_state(method: str, state: dict) -> None:
     stats = state.get("site_stats")
     if not isinstance(stats, dict):
         raise ModelFormatError("model state lacks site_stats")
-    if set(stats) != _SITE_STATS_KEYS:
-        raise ModelFormatError(f"site_stats must have exactly the keys {sorted(_SITE_STATS_KEYS)}")
+    keys = _SITE_STATS_KEYS_V1 if version == 1 else _SITE_STATS_KEYS
+    if set(stats) != keys:
+        raise ModelFormatError(f"site_stats must have exactly the keys {sorted(keys)}")
     n = stats["n_pages"]
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ModelFormatError("site_stats.n_pages must be a count")
     fps = _count_map("page_fps", stats["page_fps"], n, minimum=1)
     if sum(fps.values()) != n:
         raise ModelFormatError("site_stats.page_fps does not add up to n_pages")
+    if version == 1:
+        _check_stats_v1(stats, n)
+    else:
+        _check_stats_compact(stats, fps, n)
+    if method == "sentences":
+        thr = state.get("node_thresholds", {})
+        if not isinstance(thr, dict):
+            raise ModelFormatError("node_thresholds must be an object")
+
+
+def _is_count(value: Any, low: int, high: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and low <= value <= high
+
+
+def _hash_keys(name: str, table: dict) -> None:
+    for key in table:
+        if not _HASH_KEY.fullmatch(key):
+            raise ModelFormatError(f"site_stats.{name} holds a key that is not an 11-character hash")
+
+
+def _check_feats(d: Any) -> None:
+    """A node's feature sums: S, or [S, Q] when Q is not 0 (numbers >= 0)."""
+    if not isinstance(d, dict):
+        raise ModelFormatError("site_stats: a node's feature sums must be an object")
+    for value in d.values():
+        pair = value if isinstance(value, list) else [value, 0]
+        if len(pair) != 2 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in pair):
+            raise ModelFormatError("site_stats: a feature sum must be S >= 0 or [S >= 0, Q >= 0]")
+
+
+def _check_stats_compact(stats: dict, fps: dict, n: int) -> None:
+    """The compact site statistics (format version 2; see SiteStats.to_dict)."""
+    _hash_keys("page_fps", fps)
+    sents = stats["sents"]
+    if not isinstance(sents, dict):
+        raise ModelFormatError("site_stats.sents must be an object")
+    _hash_keys("sents", sents)
+    for row in sents.values():
+        if (
+            not isinstance(row, list)
+            or len(row) != 2
+            or not _is_count(row[0], 1, n)
+            or not _is_count(row[1], 0, MAX_INT)
+        ):
+            raise ModelFormatError(f"site_stats.sents values must be [pages 1..{n}, length >= 0]")
+    nodes = stats["nodes"]
+    if not isinstance(nodes, dict):
+        raise ModelFormatError("site_stats.nodes must be an object")
+    _hash_keys("nodes", nodes)
+    for row in nodes.values():
+        if (
+            not isinstance(row, list)
+            or len(row) != 4
+            or not _is_count(row[0], 0, n)
+            or not isinstance(row[1], dict)
+            or not _is_count(row[2], 0, MAX_INT)
+        ):
+            raise ModelFormatError(
+                "site_stats.nodes values must be [pages, {sentence: pages}, one-page length, {feature: sums}]"
+            )
+        _hash_keys("nodes' sentences", row[1])
+        _count_map("nodes' sentences", row[1], n, minimum=1)
+        _check_feats(row[3])
+    once = stats["once"]
+    if not isinstance(once, list) or not all(isinstance(s, str) and _ONCE_STRING.fullmatch(s) for s in once):
+        raise ModelFormatError("site_stats.once must be a list of strings of 8-character hashes")
+
+
+def _check_stats_v1(stats: dict, n: int) -> None:
+    """The site statistics in full (format version 1)."""
     _count_map("sent_df", stats["sent_df"], n, minimum=1)
     _count_map("node_df", stats["node_df"], n, minimum=1)
     sent_len = stats["sent_len"]
@@ -271,7 +347,3 @@ def _check_stats_state(method: str, state: dict) -> None:
                 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in pair)
             ):
                 raise ModelFormatError("site_stats.node_feat values must be [S >= 0, Q >= 0]")
-    if method == "sentences":
-        thr = state.get("node_thresholds", {})
-        if not isinstance(thr, dict):
-            raise ModelFormatError("node_thresholds must be an object")

@@ -4,15 +4,19 @@ A model file is untrusted input (it may be old, truncated, hand-edited or hostil
 is read as plain JSON data, size-capped, and checked before use; nothing in it is ever
 executed or unpickled.
 
-Format (``format_version`` 1)::
+Format (``format_version`` 2; files of version 1 are read too)::
 
     {
       "format": "sst-cleaner-model",
-      "format_version": 1,
+      "format_version": 2,
       "method": "default",          # the SiteCleaner method that made it
       "params": {...},              # the SiteCleaner(**params) keyword arguments
       "model": {...}                # the method's own state (documented per method)
     }
+
+Version 2 changed only the site statistics of the methods built on them (``default``,
+``sentences``): their compact form (see
+:meth:`~sst_cleaner.engine.methods.sitestats.site_stats.SiteStats.to_dict`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import stat
 from typing import Any, Union
 
 FORMAT = "sst-cleaner-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: versions read: version 1 wrote the site statistics in full
+READ_VERSIONS = (1, 2)
 #: models bigger than this are refused (a site model is a few MB at most)
 MAX_MODEL_BYTES = 256 * 1024 * 1024
 
@@ -43,8 +49,10 @@ def unwrap_model(data: Any) -> tuple[str, dict, dict]:
     if data.get("format") != FORMAT:
         raise ModelFormatError("not an sst-cleaner model file (missing 'format' marker)")
     version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ModelFormatError(f"model format version {version!r} is not supported (expected {FORMAT_VERSION})")
+    if isinstance(version, bool) or version not in READ_VERSIONS:
+        raise ModelFormatError(
+            f"model format version {version!r} is not supported (expected one of {', '.join(map(str, READ_VERSIONS))})"
+        )
     method, params, state = data.get("method"), data.get("params"), data.get("model")
     if not isinstance(method, str) or not isinstance(params, dict) or not isinstance(state, dict):
         raise ModelFormatError("model file is missing 'method', 'params' or 'model'")

@@ -24,12 +24,23 @@ For each node the model keeps, incrementally (one page at a time, no page kept):
 ``page_fps`` holds a fingerprint of each fitted page so that cleaning a page that is
 itself in the sample removes its own contribution: a page is judged only by the *other*
 pages of its site, in the transductive setting as in leave-one-out.
+
+A saved model (:meth:`SiteStats.to_dict`) leaves out what cleaning cannot read: the
+sentences seen on one page only become a set of short hashes (``sent_once``: cleaning
+reads only that they were seen, once) and a length per node (``node_once``: their share
+of the node's text); the feature sums of a node seen on one page, and those of a feature
+seen once (S = 1, Q = 0), go, as their entropy is 0 whether kept or not. Cleaning with
+the loaded model gives what cleaning with the model before the save gives. Learning more
+pages into it does not quite: a one-page sentence seen again counts twice site-wide (its
+short hash is found) but once in its node, and a dropped feature sum starts again from
+the new page's count.
 """
 
 # A page's blocks and sentences, as the model counts them, are made in _analysis.
 
 from __future__ import annotations
 
+import base64
 import math
 from itertools import chain
 from typing import Hashable, Iterable
@@ -72,6 +83,10 @@ class SiteStats:
         #: entries of the per-node tables (node_sent, node_S, node_Q) together, kept as
         #: they grow: summing them per page learnt made learning quadratic in the site
         self.node_entries = 0
+        #: of a loaded model, the sentences its saved form kept as seen on one page only:
+        #: the first ONCE_HEX hex digits of their hashes, and by node their summed length
+        self.sent_once: set[str] = set()
+        self.node_once: dict[str, int] = {}
         self._share_cache: dict[str, float] = {}
         #: PageView._node_entropies of the pages the model has not learnt, by node: the
         #: same for every such page until the model learns again (then replaced, never
@@ -83,7 +98,14 @@ class SiteStats:
     def entries(self) -> int:
         """Entries (dict keys) of every table together, what the site model's cap counts
         (see :mod:`~sst_cleaner.engine._learn_caps`)."""
-        return len(self.sent_df) + len(self.sent_len) + len(self.page_fps) + self.node_entries
+        return (
+            len(self.sent_df)
+            + len(self.sent_len)
+            + len(self.page_fps)
+            + self.node_entries
+            + len(self.sent_once)
+            + len(self.node_once)
+        )
 
     # -- learning ---------------------------------------------------------------
     def add(self, pa: PageAnalysis) -> None:
@@ -104,7 +126,10 @@ class SiteStats:
                 node_feats[b.key].append(bt.feats)
             sent_len.update(zip(bt.hashes, bt.lengths))
         # page counts: each key once per page, counted in C
-        _count_elements(self.sent_df, set().union(*node_sents.values()))
+        page_sents = set().union(*node_sents.values())
+        _count_elements(self.sent_df, page_sents)
+        if self.sent_once:
+            self._count_once(page_sents)
         _count_elements(self.node_df, node_sents)
         node_sent, node_S, node_Q, log = self.node_sent, self.node_S, self.node_Q, math.log
         grown = 0  # entries the page adds to its nodes' tables
@@ -139,6 +164,16 @@ class SiteStats:
         self._share_cache.clear()
         self._unseen_entropies = {}  # a new dict: a view made before keeps the old one
 
+    def _count_once(self, hashes: Iterable[str]) -> None:
+        """Sentences just counted once that a loaded model saw on one page before: twice."""
+        once, sent_df = self.sent_once, self.sent_df
+        for h in hashes:
+            if sent_df[h] == 1:
+                short = h[:ONCE_HEX]
+                if short in once:
+                    sent_df[h] = 2
+                    once.discard(short)
+
     def merge(self, other: "SiteStats") -> None:
         """Add ``other``'s pages, learnt apart (another shard of the same site's pages, see
         :mod:`~sst_cleaner.engine._parallel_fit`): every field is a sum over pages, so the result
@@ -151,6 +186,11 @@ class SiteStats:
             (self.node_df, other.node_df),
         ):
             _add_counts(mine, theirs)
+        if other.sent_once or self.sent_once:
+            # a sentence one side learnt once and the other kept as once-seen: twice
+            self.sent_once |= other.sent_once
+            self._count_once([h for h, c in self.sent_df.items() if c == 1])
+        _add_counts(self.node_once, other.node_once)
         self.sent_len.update(other.sent_len)  # the later pages' length wins, as in add()
         for mine_by_node, theirs_by_node in (
             (self.node_sent, other.node_sent),
@@ -182,36 +222,96 @@ class SiteStats:
         if v is not None:
             return v
         d = self.node_sent.get(key)
-        if not d:
-            v = 0.0
-        else:
-            tot = rec = 0
+        # the one-page sentences a loaded model keeps as a length: on one page, count 1
+        once = self.node_once.get(key, 0) if self.node_once else 0
+        tot = once
+        rec = once if min_df <= 1 else 0
+        if d:
             for h, c in d.items():
                 w = c * self.sent_len.get(h, 1)
                 tot += w
                 if self.sent_df.get(h, 0) >= min_df:
                     rec += w
-            v = rec / tot if tot else 0.0
+        v = rec / tot if tot else 0.0
         self._share_cache[ck] = v
         return v
 
     # -- persistence ----------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The saved form (see the module docstring for what it leaves out): hashes in
+        base64, a sentence's page count and length in one table, each node's page count,
+        sentence counts, one-page length and feature sums in one row."""
+        sent_df, sent_len, node_S, node_Q = self.sent_df, self.sent_len, self.node_S, self.node_Q
+        once = set(self.sent_once)
+        once.update(h[:ONCE_HEX] for h, c in sent_df.items() if c == 1)
+        nodes = {}
+        for key in chain(self.node_df, (k for k in chain(self.node_sent, node_S) if k not in self.node_df)):
+            if _hex_to_b64(key) in nodes:
+                continue
+            df = self.node_df.get(key, 0)
+            sents, one_page = {}, self.node_once.get(key, 0)
+            for h, c in self.node_sent.get(key, {}).items():
+                if sent_df.get(h, 0) > 1:
+                    sents[_hex_to_b64(h)] = c
+                else:
+                    one_page += c * sent_len.get(h, 1)
+            feats: dict[str, object] = {}
+            if df > 1:
+                q = node_Q.get(key, {})
+                for f, sf in node_S.get(key, {}).items():
+                    qf = round(q.get(f, 0.0), 6)
+                    if sf == 1 and not qf:
+                        continue
+                    sv = int(sf) if sf == int(sf) else round(float(sf), 6)
+                    feats[f] = [sv, qf] if qf else sv
+            nodes[_hex_to_b64(key)] = [df, sents, one_page, feats]
         return {
             "n_pages": self.n_pages,
-            "page_fps": self.page_fps,
-            "sent_df": self.sent_df,
-            "sent_len": self.sent_len,
-            "node_df": self.node_df,
-            "node_sent": self.node_sent,
-            "node_feat": {
-                k: {f: [round(float(c), 6), round(self.node_Q.get(k, {}).get(f, 0.0), 6)] for f, c in d.items()}
-                for k, d in self.node_S.items()
-            },
+            "page_fps": {_hex_to_b64(k): c for k, c in self.page_fps.items()},
+            "sents": {_hex_to_b64(h): [c, sent_len.get(h, 1)] for h, c in sent_df.items() if c > 1},
+            "nodes": nodes,
+            "once": _pack_once(once),
         }
 
     @classmethod
     def from_dict(cls, state: dict) -> "SiteStats":
+        """A model saved by :meth:`to_dict`, or in the previous format (``sent_df``...)."""
+        if "nodes" not in state:
+            return cls._from_dict_v1(state)
+        obj = cls()
+        obj.n_pages = int(state["n_pages"])
+        obj.page_fps = {_b64_to_hex(k): int(v) for k, v in state["page_fps"].items()}
+        for k, (df, ln) in state["sents"].items():
+            h = _b64_to_hex(k)
+            obj.sent_df[h] = int(df)
+            obj.sent_len[h] = int(ln)
+        for k, (df, sents, one_page, feats) in state["nodes"].items():
+            key = _b64_to_hex(k)
+            if df:
+                obj.node_df[key] = int(df)
+            if sents:
+                obj.node_sent[key] = {_b64_to_hex(h): int(c) for h, c in sents.items()}
+            if one_page:
+                obj.node_once[key] = int(one_page)
+            if feats:
+                S: dict[str, float] = {}
+                Q: dict[str, float] = {}
+                obj.node_S[key] = S
+                for f, v in feats.items():
+                    if isinstance(v, list):
+                        s_f, q = v
+                        S[str(f)] = float(s_f)
+                        Q[str(f)] = float(q)
+                    else:
+                        S[str(f)] = float(v)
+                if Q:
+                    obj.node_Q[key] = Q
+        obj.sent_once = _unpack_once(state["once"])
+        obj.node_entries = sum(len(d) for tables in (obj.node_sent, obj.node_S, obj.node_Q) for d in tables.values())
+        return obj
+
+    @classmethod
+    def _from_dict_v1(cls, state: dict) -> "SiteStats":
         obj = cls()
         obj.n_pages = int(state["n_pages"])
         obj.page_fps = {str(k): int(v) for k, v in state["page_fps"].items()}
@@ -226,6 +326,45 @@ class SiteStats:
                 obj.node_Q[str(k)] = q
         obj.node_entries = sum(len(d) for tables in (obj.node_sent, obj.node_S, obj.node_Q) for d in tables.values())
         return obj
+
+
+#: hex digits of a sentence hash kept for a sentence seen on one page (48 bits: a chance
+#: match among a site's hundred thousand one-page sentences is a few in a billion lookups)
+ONCE_HEX = 12
+#: base64 characters of one short hash, and how many go in one string of the saved form
+#: (strings of a model file are capped at 4096 characters)
+ONCE_CHARS = 8
+ONCE_PER_STRING = 512
+
+
+def _hex_to_b64(h: str) -> str:
+    """A 16-hex-digit hash (64 bits) as 11 base64url characters, and back."""
+    if len(h) != 16:
+        raise ValueError(f"not a 64-bit hash: {h[:40]!r}")
+    return base64.urlsafe_b64encode(bytes.fromhex(h))[:11].decode("ascii")
+
+
+def _b64_to_hex(k: str) -> str:
+    if len(k) != 11:
+        raise ValueError(f"not an 11-character hash: {k[:40]!r}")
+    return base64.urlsafe_b64decode(k + "=").hex()
+
+
+def _pack_once(once: set[str]) -> list[str]:
+    """Short hashes (ONCE_HEX hex digits) as base64, concatenated, sorted (a model saved
+    twice is the same file)."""
+    items = sorted(base64.urlsafe_b64encode(bytes.fromhex(h)).decode("ascii") for h in once)
+    return ["".join(items[i : i + ONCE_PER_STRING]) for i in range(0, len(items), ONCE_PER_STRING)]
+
+
+def _unpack_once(packed: list) -> set[str]:
+    out: set[str] = set()
+    for s in packed:
+        if len(s) % ONCE_CHARS:
+            raise ValueError("a string of one-page sentences is not made of whole hashes")
+        raw = base64.b64decode(s, altchars=b"-_", validate=True)
+        out.update(raw[i : i + ONCE_HEX // 2].hex() for i in range(0, len(raw), ONCE_HEX // 2))
+    return out
 
 
 class SiteStatsModel:
@@ -329,7 +468,10 @@ class PageView:
 
     def sentence_df(self, h: str) -> int:
         """Other pages on which the sentence occurs."""
-        return self.stats.sent_df.get(h, 0) - (1 if h in self._own_sent else 0)
+        df = self.stats.sent_df.get(h, 0)
+        if not df and self.stats.sent_once and h[:ONCE_HEX] in self.stats.sent_once:
+            df = 1
+        return df - (1 if h in self._own_sent else 0)
 
     def node_df(self, key: str) -> int:
         """Other pages that have this node."""
