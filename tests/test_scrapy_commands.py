@@ -144,10 +144,6 @@ def test_held_items_count_towards_closespider_itemcount(demo_server, tmp_path):
     assert all(r["text"] for r in result["received"])
 
 
-@pytest.mark.skipif(
-    tuple(int(x) for x in scrapy.__version__.split(".")[:2]) < (2, 14),
-    reason="not yet on Scrapy 2.13: its crawler raises 'Engine not running' after the add-on stops the crawl (issue 26)",
-)
 @pytest.mark.parametrize(
     "setting, says",
     [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Awaitable, Callable, Optional
 
+from scrapy import signals
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
 logger = logging.getLogger(__name__)
@@ -88,12 +89,34 @@ def close_spider(crawler: Any, reason: str) -> None:
     stays closing with its first reason.
 
     Scrapy >= 2.14: ``engine.close_spider_async(reason=...)`` is a coroutine.
-    Scrapy 2.13: ``engine.close_spider(spider, reason)`` returns a Deferred."""
+    Scrapy 2.13: ``engine.close_spider(spider, reason)`` returns a Deferred. There the
+    spider opens before the engine starts, and a spider closed in between makes the
+    crawler stop an engine that is not running, which raises ("Engine not running") after
+    the close; so such a close waits until the engine runs (Scrapy 2.14 checks first)."""
     engine = getattr(crawler, "engine", None)
     if engine is None:
         return
     if hasattr(engine, "close_spider_async"):
         d = deferred_from_coro(engine.close_spider_async(reason=reason))
+    elif not engine.running:
+        _close_once_started(crawler, reason)
+        return
     else:
         d = engine.close_spider(crawler.spider, reason)
     d.addErrback(lambda f: logger.error("sst: closing the spider failed: %s", f.value))
+
+
+def _close_once_started(crawler: Any, reason: str) -> None:
+    """Scrapy 2.13: close the spider with ``reason`` once its engine runs.
+
+    The engine sends ``engine_started`` before it marks itself running, and marks it
+    without giving the reactor a turn; so the close is called from the reactor's next
+    turn after the signal."""
+    from twisted.internet import reactor
+
+    def started() -> None:
+        crawler.signals.disconnect(started, signal=signals.engine_started)
+        # IReactorTime declares callLater zope-style, without self: mypy shifts the arguments by one
+        reactor.callLater(0, close_spider, crawler, reason)  # type: ignore[arg-type]
+
+    crawler.signals.connect(started, signal=signals.engine_started, weak=False)

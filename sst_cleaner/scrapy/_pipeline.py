@@ -24,9 +24,9 @@ from typing import Any, Optional, cast
 
 from itemadapter import ItemAdapter
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import defer
 
 from sst_cleaner.scrapy._explain_sample import ExplainSample
+from sst_cleaner.scrapy._item_pages import PageCleaning
 from sst_cleaner.scrapy._settings import component_config, outputs_of
 from sst_cleaner.scrapy._site_models import PageRecord
 from sst_cleaner.scrapy._workers import CleanFields
@@ -286,18 +286,10 @@ class SSTPipeline:
         items (which may arrive later, e.g. one by one at an early close) would only fail
         again, and be counted again.
         """
-        cached = page.clean_result
-        if isinstance(cached, tuple):
-            return cached
-        if isinstance(cached, Exception):
-            raise cached
-        if isinstance(cached, list):  # another item of this page is being cleaned: wait
-            waiter: defer.Deferred = defer.Deferred()
-            cached.append(waiter)
-            return await maybe_deferred_to_future(waiter)
+        if page.clean_result is not None:  # cleaned, failed, or being cleaned for another item
+            return await maybe_deferred_to_future(page.clean_result.wait())
         cfg = self.config
-        waiters: list = []
-        page.clean_result = waiters
+        cleaning = page.clean_result = PageCleaning()
         try:
             result = await maybe_deferred_to_future(
                 self.store.clean(
@@ -305,13 +297,11 @@ class SSTPipeline:
                 )
             )
         except Exception as exc:
-            page.clean_result = exc
             which = "site" if page.site and self.store.has_model(page.site) else "fallback"
             self.errors.report(
                 "clean", exc, f"page {page.url}, {which} model", "its items are passed on uncleaned, flagged 'error'"
             )
-            for waiter in waiters:
-                waiter.errback(exc)
+            cleaning.fail(exc)
             raise
         if result.metadata_dropped:
             self.store.inc("metadata_fields_dropped", result.metadata_dropped)
@@ -323,11 +313,9 @@ class SSTPipeline:
         if status == STATUS_TRUNCATED:
             self._log_truncated(page)
         outcome = (result, status)
-        page.clean_result = outcome
         if self.explain is not None:
             self.explain.offer(page)
-        for waiter in waiters:
-            waiter.callback(outcome)
+        cleaning.finish(outcome)
         return outcome
 
     def _log_truncated(self, page: PageRecord) -> None:
