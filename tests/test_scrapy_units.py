@@ -206,24 +206,3 @@ def test_demo_site_is_deterministic_and_gold_is_on_the_page():
     assert all(p in linked for p in a.article_paths)
     assert a.resource("/static/logo.png")[1] == "image/png"
     assert a.resource("/nope") is None
-
-
-def test_a_page_is_cleaned_once_for_all_its_items():
-    """Items of one page share its cleaning: those arriving while it runs get its outcome
-    when it ends, those arriving after get it at once; a failure reaches them all (it
-    would only fail again)."""
-    from sst_cleaner.scrapy._item_pages import PageCleaning
-
-    got: list = []
-    done = PageCleaning()
-    done.wait().addCallback(got.append)  # arrived while it runs
-    assert done.running and got == []
-    done.finish(("fields", "cleaned"))
-    done.wait().addCallback(got.append)  # arrived after
-    assert not done.running and got == [("fields", "cleaned")] * 2
-
-    failed, errors = PageCleaning(), []
-    failed.wait().addErrback(lambda f: errors.append(f.value))
-    failed.fail(ValueError("bad page"))
-    failed.wait().addErrback(lambda f: errors.append(f.value))
-    assert not failed.running and [str(e) for e in errors] == ["bad page"] * 2

@@ -36,7 +36,6 @@ does.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import logging
 import os
@@ -58,7 +57,7 @@ from sst_cleaner.scrapy._redis_store import (
     redact_url,
 )
 from sst_cleaner.scrapy._settings import RedisConfig, SSTConfig, load_redis_config
-from sst_cleaner.scrapy._site_models import Built, ModelSource, PageRecord, SiteModelStore
+from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
 logger = logging.getLogger(__name__)
 
@@ -89,16 +88,9 @@ HEARTBEAT_TTL = 15.0
 SWEEP_SECONDS = 5.0
 MAX_ADOPTED = 500
 
-#: a build that loaded the fleet's model, or found the fleet with too few pages for one
-SHARED_MODEL = Built(ModelSource.SHARED)
-NO_MODEL = Built(ModelSource.NONE)
-
-
-class Unloaded(enum.Enum):
-    """Why :meth:`SharedSiteModelStore._load_shared` loaded no model."""
-
-    GONE = "gone"  # deleted or rejected (and dropped) since the claim: claim the site again
-    FOREIGN = "foreign"  # another crawl's kind of model: built here, and left in place
+SHARED = "shared"  # third element of a build result: the model came from the fleet
+FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
+NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
 
 
 def _model_json(model: SiteCleaner, lock: Any) -> bytes:
@@ -426,21 +418,21 @@ class SharedSiteModelStore(SiteModelStore):
 
     # -- build: claim, fit and publish, or load
     def build(self, site: str, pages: list[PageRecord]):
-        """A Deferred of the :class:`Built`, fired once the model is in the store: fitted
-        here, loaded from the fleet (SHARED), or none when the fleet has too few pages
-        for one (NONE)."""
+        """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
+        ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
+        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one."""
         from twisted.internet.defer import Deferred, succeed
 
         if self._down:
             if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
-                return succeed(NO_MODEL)
+                return succeed((0.0, 0.0, NO_MODEL))
             return super().build(site, pages)
 
         self._watch.pop(site, None)
         self._notified.add(site)
         return Deferred.fromCoroutine(self._shared_build(site, pages))
 
-    async def _shared_build(self, site: str, pages: list[PageRecord]) -> Built:
+    async def _shared_build(self, site: str, pages: list[PageRecord]) -> tuple:
         token = uuid.uuid4().hex
         deadline = time.monotonic() + self.redis_config.wait
         delay, waited, rejections = 0.05, False, 0
@@ -454,9 +446,9 @@ class SharedSiteModelStore(SiteModelStore):
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
                 loaded = await self._load_shared(site)
-                if loaded is Unloaded.FOREIGN:
+                if loaded == FOREIGN:
                     break  # not this crawl's kind of model: built here, and left in place
-                if isinstance(loaded, Built):
+                if loaded is not None:
                     return loaded
                 rejections += 1
                 if rejections >= MAX_REJECTIONS or self._down:
@@ -478,9 +470,9 @@ class SharedSiteModelStore(SiteModelStore):
             delay = min(delay * 2, 1.0)
         return await self._local_build(site, pages)
 
-    async def _local_build(self, site: str, pages: list[PageRecord]) -> Built:
+    async def _local_build(self, site: str, pages: list[PageRecord]) -> tuple:
         if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
-            return NO_MODEL
+            return 0.0, 0.0, NO_MODEL
         return await super().build(site, pages)
 
     @staticmethod
@@ -489,7 +481,7 @@ class SharedSiteModelStore(SiteModelStore):
 
         return task.deferLater(reactor, seconds, lambda: None)
 
-    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str, took_over: bool) -> Built:
+    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str, took_over: bool) -> tuple:
         from twisted.internet.task import LoopingCall
 
         cfg = self.config
@@ -509,7 +501,7 @@ class SharedSiteModelStore(SiteModelStore):
                 shared = []
             pages = self._merge_pages(site, shared, local)
             if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
-                return NO_MODEL
+                return 0.0, 0.0, NO_MODEL
             built = await super().build(site, pages)
             published = await self._publish(site, token)
             return built
@@ -577,8 +569,8 @@ class SharedSiteModelStore(SiteModelStore):
         )
         return True
 
-    async def _load_shared(self, site: str) -> Built | Unloaded:
-        """Load the site's published model into this process (and its worker). GONE when
+    async def _load_shared(self, site: str) -> Optional[tuple]:
+        """Load the site's published model into this process (and its worker). None when
         it is gone or was rejected (and dropped, so it can be built again); FOREIGN when
         it is another crawl's kind of model (another method, parameters or sample size):
         then it is neither used nor deleted."""
@@ -593,29 +585,29 @@ class SharedSiteModelStore(SiteModelStore):
                 raise
             except Exception as exc:
                 self._failed(exc)
-                return Unloaded.GONE
+                return None
             if raw is None:
-                return Unloaded.GONE  # deleted (expired) since the claim: claim again
+                return None  # deleted (expired) since the claim: claim again
             cleaner, data = await self.run(_parse_model, raw, limit)
             if cleaner.method != self.config.method:
                 return self._foreign(site, ForeignModel(f"made by method {cleaner.method!r}"))
         except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
             await self._reject(site, version, exc)
-            return Unloaded.GONE
+            return None
         self.adopt_model(site, cleaner, data)
         self._refiner.adopt(site)
         self.inc("redis/models_loaded")
         logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
-        return SHARED_MODEL
+        return 0.0, 0.0, SHARED
 
-    def _foreign(self, site: str, exc: BaseException) -> Unloaded:
+    def _foreign(self, site: str, exc: BaseException) -> tuple:
         self.inc("redis/models_foreign")
         logger.warning(
             "sst: the shared model of site %s is not this crawl's (%s); building it here, and leaving it in place",
             site,
             str(exc)[:300],
         )
-        return Unloaded.FOREIGN
+        return FOREIGN
 
     def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
         """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this

@@ -13,48 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from twisted.internet import defer
-
-
-class PageCleaning:
-    """The one cleaning of a page, shared by its items: running until :meth:`finish` or
-    :meth:`fail`. An item arriving meanwhile waits for it; one arriving after gets its
-    outcome, or its error again (cleaning is deterministic: the page would only fail
-    again, and be counted again)."""
-
-    __slots__ = ("outcome", "error", "_waiters")
-
-    def __init__(self) -> None:
-        self.outcome: Any = None  # the pipeline's (CleanFields, status) once finished
-        self.error: Optional[Exception] = None
-        self._waiters: list[defer.Deferred] = []
-
-    @property
-    def running(self) -> bool:
-        return self.outcome is None and self.error is None
-
-    def wait(self) -> defer.Deferred:
-        """A Deferred of the outcome (or of the error), fired at once when it is known."""
-        if self.error is not None:
-            return defer.fail(self.error)
-        if self.outcome is not None:
-            return defer.succeed(self.outcome)
-        waiter: defer.Deferred = defer.Deferred()
-        self._waiters.append(waiter)
-        return waiter
-
-    def finish(self, outcome: Any) -> None:
-        self.outcome = outcome
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            waiter.callback(outcome)
-
-    def fail(self, error: Exception) -> None:
-        self.error = error
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            waiter.errback(error)
-
 
 class PageRecord:
     """One crawled HTML page, as the middleware recorded it (url, raw body, encoding)."""
@@ -66,7 +24,7 @@ class PageRecord:
         self.body = body
         self.encoding = encoding
         self.site = site
-        self.clean_result: Optional[PageCleaning] = None  # set when its first item is cleaned
+        self.clean_result: Any = None  # Deferred or CleanResult, shared by the page's items
         self.items_out = 0  # items out of the middleware, not yet through the pipeline
 
     @property

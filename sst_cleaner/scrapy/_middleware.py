@@ -64,7 +64,7 @@ from sst_cleaner.scrapy._compat import (
 )
 from sst_cleaner.scrapy._holds import HoldBook, _SiteHold
 from sst_cleaner.scrapy._settings import component_config, load_config, store_url
-from sst_cleaner.scrapy._site_models import Built, ModelSource, PageRecord, SiteModelStore
+from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 
 if TYPE_CHECKING:
     from sst_cleaner.scrapy._fleet import SharedSiteModelStore  # imported for real only with SST_MODEL_STORE
@@ -555,10 +555,12 @@ class SSTSpiderMiddleware:
         """Wait for the cleaning of items the pipelines got straight from the callback
         (``scrapy parse --pipelines``), so the run does not end before their text is in."""
         noted = self.store.callback_page(response.url)
-        if noted is None or noted.clean_result is None or not noted.clean_result.running:
+        if noted is None or not isinstance(noted.clean_result, list):
             return
+        waiter: Deferred = Deferred()
+        noted.clean_result.append(waiter)
         try:
-            await maybe_deferred_to_future(noted.clean_result.wait())
+            await maybe_deferred_to_future(waiter)
         except Exception:  # the pipeline reports cleaning failures itself
             pass
 
@@ -664,14 +666,14 @@ class SSTSpiderMiddleware:
         )
         return d
 
-    def _build_done(self, built: Built, hold: _SiteHold, n_pages: int, reason: str) -> None:
-        if built.source is not ModelSource.FITTED:  # the fleet's model was loaded, or it has none
-            if built.source is ModelSource.NONE and reason == "fleet" and not self._closing:
+    def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
+        if len(built) > 2:  # a shared store loaded the fleet's model, or the fleet has none
+            if built[2] == "none" and reason == "fleet" and not self._closing:
                 self._hold_on(hold)
                 return
             self._fit_ended(hold)
             return
-        seconds, share = built.seconds, built.template_share
+        seconds, share = built
         if self._shared:  # fitted on the fleet's sample, not only this process's pages
             n_pages = self.store.model_pages(hold.site) or n_pages
         self.store.inc("models_built")

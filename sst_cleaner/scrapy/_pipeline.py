@@ -24,9 +24,9 @@ from typing import Any, Optional, cast
 
 from itemadapter import ItemAdapter
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import defer
 
 from sst_cleaner.scrapy._explain_sample import ExplainSample
-from sst_cleaner.scrapy._item_pages import PageCleaning
 from sst_cleaner.scrapy._settings import component_config, outputs_of
 from sst_cleaner.scrapy._site_models import PageRecord
 from sst_cleaner.scrapy._workers import CleanFields
@@ -286,10 +286,18 @@ class SSTPipeline:
         items (which may arrive later, e.g. one by one at an early close) would only fail
         again, and be counted again.
         """
-        if page.clean_result is not None:  # cleaned, failed, or being cleaned for another item
-            return await maybe_deferred_to_future(page.clean_result.wait())
+        cached = page.clean_result
+        if isinstance(cached, tuple):
+            return cached
+        if isinstance(cached, Exception):
+            raise cached
+        if isinstance(cached, list):  # another item of this page is being cleaned: wait
+            waiter: defer.Deferred = defer.Deferred()
+            cached.append(waiter)
+            return await maybe_deferred_to_future(waiter)
         cfg = self.config
-        cleaning = page.clean_result = PageCleaning()
+        waiters: list = []
+        page.clean_result = waiters
         try:
             result = await maybe_deferred_to_future(
                 self.store.clean(
@@ -297,11 +305,13 @@ class SSTPipeline:
                 )
             )
         except Exception as exc:
+            page.clean_result = exc
             which = "site" if page.site and self.store.has_model(page.site) else "fallback"
             self.errors.report(
                 "clean", exc, f"page {page.url}, {which} model", "its items are passed on uncleaned, flagged 'error'"
             )
-            cleaning.fail(exc)
+            for waiter in waiters:
+                waiter.errback(exc)
             raise
         if result.metadata_dropped:
             self.store.inc("metadata_fields_dropped", result.metadata_dropped)
@@ -313,9 +323,11 @@ class SSTPipeline:
         if status == STATUS_TRUNCATED:
             self._log_truncated(page)
         outcome = (result, status)
+        page.clean_result = outcome
         if self.explain is not None:
             self.explain.offer(page)
-        cleaning.finish(outcome)
+        for waiter in waiters:
+            waiter.callback(outcome)
         return outcome
 
     def _log_truncated(self, page: PageRecord) -> None:

@@ -34,9 +34,7 @@ map with the released-bytes accounting (:mod:`~sst_cleaner.scrapy._item_pages`).
 
 from __future__ import annotations
 
-import enum
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
@@ -49,8 +47,6 @@ from sst_cleaner.scrapy._site_keys import domain_key, host_key, resolve_site_key
 
 # the names that moved to the modules above, for code that imports them from here
 __all__ = [
-    "Built",
-    "ModelSource",
     "PageRecord",
     "SiteModelStore",
     "active_store",
@@ -61,24 +57,6 @@ __all__ = [
 ]
 
 _ACTIVE: Optional["SiteModelStore"] = None
-
-
-class ModelSource(enum.Enum):
-    """Where the model a build ended with came from."""
-
-    FITTED = "fitted"  # this process fitted it on the site's sample
-    SHARED = "shared"  # the fleet's published model, loaded here
-    NONE = "none"  # none: the fleet has too few pages for one (the page-level fallback)
-
-
-@dataclass(frozen=True)
-class Built:
-    """What :meth:`SiteModelStore.build` gives once the model (if any) is in the store;
-    the seconds and template share are those of a fit made here (for its log line)."""
-
-    source: ModelSource
-    seconds: float = 0.0
-    template_share: float = 0.0
 
 
 def active_store() -> Optional["SiteModelStore"]:
@@ -267,31 +245,31 @@ class SiteModelStore:
 
     # -- the three kinds of CPU work
     def build(self, site: str, pages: list[PageRecord]):
-        """Fit ``site``'s model on ``pages``; a Deferred of its :class:`Built` (see
+        """Fit ``site``'s model on ``pages``; a Deferred of ``(seconds, share)`` (see
         :func:`~sst_cleaner.scrapy._workers.fit_site`), fired once the model is in the store."""
-        from sst_cleaner.scrapy._workers import SiteFit, fit_site
+        from sst_cleaner.scrapy._workers import fit_site
 
         cfg = self.config
         fields = [p.fields for p in pages]
         d = self.dispatch.call(site, "fit", (fields,), lambda: fit_site(cfg.method, cfg.params, fields))
 
-        def built(result: Any):
-            if isinstance(result, SiteFit):  # fitted in a thread
-                cleaner = result.cleaner
+        def built(result: tuple):
+            if isinstance(result[0], SiteCleaner):  # fitted in a thread
+                cleaner, seconds, share = result
                 if cleaner.model_full_pages:
                     self.inc("model_full_pages", cleaner.model_full_pages)
                 self.put(site, cleaner)
-                return Built(ModelSource.FITTED, result.seconds, result.template_share)
-            # fitted in the site's worker (a SiteFitCopy): this process keeps a copy
-            if result.full_pages:
-                self.inc("model_full_pages", result.full_pages)
+                return seconds, share
+            seconds, share, data, full_pages = result  # fitted in the site's worker: a local copy
+            if full_pages:
+                self.inc("model_full_pages", full_pages)
 
-            def keep(cleaner: SiteCleaner) -> Built:
+            def keep(cleaner: SiteCleaner) -> tuple:
                 self.put(site, cleaner)
                 self.dispatch.remote_pages[site] = cleaner.n_pages
-                return Built(ModelSource.FITTED, result.seconds, result.template_share)
+                return seconds, share
 
-            return self.run(self.files.from_dict, result.data).addCallback(keep)
+            return self.run(self.files.from_dict, data).addCallback(keep)
 
         return d.addCallback(built)
 

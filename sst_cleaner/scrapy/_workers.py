@@ -33,11 +33,7 @@ import time
 import zlib
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
-
-if TYPE_CHECKING:
-    from sst_cleaner.engine._cleaner import SiteCleaner
+from typing import Any, Callable, NamedTuple, Optional
 
 logger = logging.getLogger(__name__)
 
@@ -152,32 +148,13 @@ def _op_start(site: str) -> int:
 # SST_WORKERS = "thread" mode or after the workers were given up)
 
 
-@dataclass(frozen=True)
-class SiteFit:
-    """A fit made in this process: the model, the seconds it took, and the mean share of
-    text it judged template on the first pages of its sample (for the log line a user
-    reads to decide whether the model makes sense)."""
+def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> tuple:
+    """Fit a site model on ``pages`` [(url, body, encoding)].
 
-    cleaner: SiteCleaner
-    seconds: float
-    template_share: float
-
-
-@dataclass(frozen=True)
-class SiteFitCopy:
-    """A fit made in a site's worker process, which keeps the model: the figures of
-    :class:`SiteFit`, the model as ``to_dict`` for the main process's copy, and the
-    pages not learnt because the model was full."""
-
-    seconds: float
-    template_share: float
-    data: dict
-    full_pages: int
-
-
-def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> SiteFit:
-    """Fit a site model on ``pages`` [(url, body, encoding)], the template share taken on
-    up to ``share_pages`` of them."""
+    Returns the cleaner, the seconds it took, and the mean share of text the model
+    judged template on up to ``share_pages`` of the sample (for the log line a user
+    reads to decide whether the model makes sense).
+    """
     from sst_cleaner.engine._cleaner import SiteCleaner
 
     start = time.perf_counter()
@@ -191,7 +168,7 @@ def fit_site(method: str, params: dict, pages: list, share_pages: int = 5) -> Si
             shares.append(cleaner.clean(_parse(u, b, e, cleaner.limits)).template_share)
         except Exception:  # informative only; the build itself succeeded
             pass
-    return SiteFit(cleaner, seconds, sum(shares) / len(shares) if shares else 0.0)
+    return cleaner, seconds, (sum(shares) / len(shares) if shares else 0.0)
 
 
 #: what :func:`refine_site` returns for a refinement its worker's budget skipped
@@ -277,11 +254,12 @@ def _fallback():
     return _W["fallback"]
 
 
-def _op_fit(site: str, pages: list) -> SiteFitCopy:
-    """Fits the site's model (see :func:`fit_site`) and keeps it in this worker."""
-    fit = fit_site(_W["method"], _W["params"], pages)
-    _W["models"].put(site, fit.cleaner)
-    return SiteFitCopy(fit.seconds, fit.template_share, fit.cleaner.to_dict(), fit.cleaner.model_full_pages)
+def _op_fit(site: str, pages: list) -> tuple:
+    """Fits the site's model (see :func:`fit_site`): (seconds, share, the model as
+    ``to_dict``, pages not learnt because the model was full)."""
+    cleaner, seconds, share = fit_site(_W["method"], _W["params"], pages)
+    _W["models"].put(site, cleaner)
+    return seconds, share, cleaner.to_dict(), cleaner.model_full_pages
 
 
 def _op_refine(site: str, url: str, body: bytes, encoding: Optional[str]) -> Optional[int]:
