@@ -31,7 +31,11 @@ middleware as always, so none is lost or doubled whatever Redis does.
 Refinement: when the method's models add up (the default method's), later pages of a
 site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.scrapy._fleet_refine`);
 otherwise each process refines its own copy (``partial_fit``), as a single-process crawl
-does.
+does. "Later pages" include the pages this process held for the site that the fleet's
+model has not seen (they came after the shared sample was complete, or it had no room
+for them): :meth:`SharedSiteModelStore.unlearnt` gives them to the middleware once the
+model is in. Pages still waiting for a merge when the crawl ends are merged before the
+spider closes (:meth:`SharedSiteModelStore.finish`).
 """
 
 from __future__ import annotations
@@ -145,6 +149,10 @@ class SharedSiteModelStore(SiteModelStore):
         self._polling = False
         self._poller: Any = None
         self._refiner = FleetRefiner(self)
+        # site -> URLs of this process's pages that went into the site's shared sample,
+        # and the pages of a build the site's model has not learnt (see unlearnt)
+        self._sampled: dict[str, set[str]] = {}
+        self._unlearnt: dict[str, list[PageRecord]] = {}
 
     # -- lifecycle
     def open(self) -> None:
@@ -179,6 +187,25 @@ class SharedSiteModelStore(SiteModelStore):
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
             self.fleet.close()
+
+    def finish(self) -> Any:
+        """The close of the crawl, before :meth:`close`: a Deferred fired once the pages
+        still waiting to be merged into the fleet's models are merged (None: none wait)."""
+        if not self._refiner.enabled:
+            return None
+        from twisted.internet.defer import Deferred
+
+        def failed(failure: Any) -> None:
+            logger.warning("sst: merging the last pages into the fleet's models failed: %s", self._said(failure.value))
+
+        return Deferred.fromCoroutine(self._refiner.flush()).addErrback(failed)
+
+    def unlearnt(self, site: str) -> list[PageRecord]:
+        """The pages this process held for ``site`` that the model it now has did not
+        learn (the fleet's sample was complete without them): the middleware refines the
+        model with them, as with any later page. Asked once, when the site's build ends."""
+        self._sampled.pop(site, None)
+        return self._unlearnt.pop(site, [])
 
     def set_listener(self, listener: Callable[[str], None]) -> None:
         """``listener(site)`` is called (reactor thread) when the fleet is ready to give
@@ -356,6 +383,10 @@ class SharedSiteModelStore(SiteModelStore):
             status, n = result
             if status in ("added", "filled"):
                 self.inc("redis/pages_shared")
+            if status in ("added", "filled", "dup"):  # in the sample the model is fitted on
+                if site not in self._sampled and len(self._sampled) >= MAX_WATCHED:
+                    self._sampled.pop(next(iter(self._sampled)))
+                self._sampled.setdefault(site, set()).add(page.url)
             if status in ("added", "dup"):
                 self._watch_site(site)
             elif status in ("filled", "full", "model") or n > 0:  # complete, or no room left
@@ -389,6 +420,7 @@ class SharedSiteModelStore(SiteModelStore):
             self._reconnect()
             return
         self._beat()
+        self._refiner.tick()
         if self._polling or not self._watch:
             return
         now, sites = time.monotonic(), []
@@ -434,7 +466,8 @@ class SharedSiteModelStore(SiteModelStore):
 
     async def _shared_build(self, site: str, pages: list[PageRecord]) -> tuple:
         token = uuid.uuid4().hex
-        deadline = time.monotonic() + self.redis_config.wait
+        started = time.monotonic()
+        deadline = started + self.redis_config.wait
         delay, waited, rejections = 0.05, False, 0
         while not self._down:
             try:
@@ -442,13 +475,20 @@ class SharedSiteModelStore(SiteModelStore):
             except Exception as exc:  # Redis down or slow: local from here on
                 self._failed(exc)
                 break
+            if waited and state != "busy":  # how long another worker's build kept this site's items
+                seconds = time.monotonic() - started
+                self.inc("redis/wait_seconds", round(seconds, 3))
+                self.max_stat("redis/max_wait_seconds", round(seconds, 3))
             if state == "lock":
+                logger.info("sst: building the model of site %s for the fleet", site)
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
                 loaded = await self._load_shared(site)
                 if loaded == FOREIGN:
                     break  # not this crawl's kind of model: built here, and left in place
                 if loaded is not None:
+                    sampled = self._sampled.get(site, set())
+                    self._unlearnt[site] = [p for p in pages if p.url not in sampled]
                     return loaded
                 rejections += 1
                 if rejections >= MAX_REJECTIONS or self._down:
@@ -503,6 +543,8 @@ class SharedSiteModelStore(SiteModelStore):
             if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
                 return 0.0, 0.0, NO_MODEL
             built = await super().build(site, pages)
+            fitted = {p.url for p in pages}
+            self._unlearnt[site] = [p for p in local if p.url not in fitted]
             published = await self._publish(site, token)
             return built
         finally:

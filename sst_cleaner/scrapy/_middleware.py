@@ -379,14 +379,20 @@ class SSTSpiderMiddleware:
             self.crawler.engine.crawl(request)
         raise DontCloseSpider("sst-cleaner: releasing held items")
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    def spider_closed(self, spider: Any = None, reason: str = "") -> Optional[Deferred]:
         hold_log = getattr(self, "_hold_log", None)
         if hold_log is not None and hold_log.running:
             hold_log.stop()
         if self._pending():  # cannot happen unless the close hook could not be installed
             logger.error("sst: %d items were still held when the spider closed", self._pending())
             self.errors.count("held_at_close", self._pending())
-        self.store.close()
+        # a fleet's last refinements reach its shared models before the store closes
+        # (Scrapy waits for a Deferred a spider_closed handler returns)
+        finishing = self.store.finish()
+        if finishing is None:
+            self.store.close()
+            return None
+        return finishing.addBoth(lambda _: self.store.close())
 
     def _flush_failed(self, failure: Any) -> None:
         """The flush request failed (a downloader middleware refused it...): hand the
@@ -700,11 +706,13 @@ class SSTSpiderMiddleware:
 
     def _fit_ended(self, hold: _SiteHold) -> None:
         waiters, late = self.book.fit_ended(hold)
-        # the pages that came during the fit are learnt now, before their released items
-        # are cleaned (the site's worker takes its calls in order): a re-crawl with the
-        # saved model then has nothing new to learn, and cleans as this crawl did
+        unlearnt = self.store.unlearnt(hold.site)
+        # the pages that came during the fit (and, in a fleet, the held pages the fleet's
+        # model was fitted without) are learnt now, before their released items are
+        # cleaned (the site's worker takes its calls in order): a re-crawl with the saved
+        # model then has nothing new to learn, and cleans as this crawl did
         if self.store.has_model(hold.site):
-            for page in late:
+            for page in unlearnt + late:
                 self._maybe_refine(page)
         for waiter in waiters:
             waiter.callback(None)
