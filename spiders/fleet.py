@@ -87,6 +87,9 @@ class FleetSpider(scrapy.Spider):
         crawler.signals.connect(spider._opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._idle, signal=signals.spider_idle)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        # the stats are written once the engine stopped: the close of the spider's other
+        # components (sst-cleaner's last merges into the fleet's models) counts in them
+        crawler.signals.connect(spider._write_stats, signal=signals.engine_stopped)
         if spider.delivered_out is not None:
             crawler.signals.connect(spider._delivered, signal=signals.item_scraped)
         return spider
@@ -167,6 +170,8 @@ class FleetSpider(scrapy.Spider):
             if out is not None:
                 out.close()
         self.crawler.stats.set_value("fleet/closed_at", time.time())
+
+    def _write_stats(self) -> None:
         if self.stats_out:
             stats = {
                 k: (v if isinstance(v, (int, float, str)) else str(v))

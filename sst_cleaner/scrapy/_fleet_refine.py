@@ -130,8 +130,6 @@ class FleetRefiner:
         """The close of the crawl: merge every page still waiting, after the merges that
         are running; what cannot be merged (Redis down, conflicts) is counted in
         ``sst/redis/pages_not_merged``."""
-        from scrapy.utils.defer import maybe_deferred_to_future
-
         self._closing = True
         while self._merging or any(self._pending.values()):
             for site, pages in list(self._pending.items()):
@@ -144,7 +142,7 @@ class FleetRefiner:
                 break
             running = list(self._merging.values())
             for d in running:
-                await maybe_deferred_to_future(_quiet(d))
+                await _quiet(d)  # a Deferred: this runs as Deferred.fromCoroutine
 
     def _drop(self, site: str) -> None:
         pages = self._pending.pop(site, [])

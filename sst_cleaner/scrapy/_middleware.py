@@ -379,7 +379,7 @@ class SSTSpiderMiddleware:
             self.crawler.engine.crawl(request)
         raise DontCloseSpider("sst-cleaner: releasing held items")
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> Optional[Deferred]:
+    async def spider_closed(self, spider: Any = None, reason: str = "") -> None:
         hold_log = getattr(self, "_hold_log", None)
         if hold_log is not None and hold_log.running:
             hold_log.stop()
@@ -387,12 +387,13 @@ class SSTSpiderMiddleware:
             logger.error("sst: %d items were still held when the spider closed", self._pending())
             self.errors.count("held_at_close", self._pending())
         # a fleet's last refinements reach its shared models before the store closes
-        # (Scrapy waits for a Deferred a spider_closed handler returns)
+        # (Scrapy waits for a spider_closed handler that is a coroutine)
         finishing = self.store.finish()
-        if finishing is None:
+        try:
+            if finishing is not None:
+                await maybe_deferred_to_future(finishing)
+        finally:
             self.store.close()
-            return None
-        return finishing.addBoth(lambda _: self.store.close())
 
     def _flush_failed(self, failure: Any) -> None:
         """The flush request failed (a downloader middleware refused it...): hand the
