@@ -449,12 +449,21 @@ class SharedSiteModelStore(SiteModelStore):
         self._redis(self.fleet.sample_state, sites).addBoth(done).addCallbacks(polled, self._failed)
 
     # -- build: claim, fit and publish, or load
-    def build(self, site: str, pages: list[PageRecord]):
+    def build(self, site: str, pages: list[PageRecord], fleet_only: bool = False):
         """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
         ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
-        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one."""
+        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one.
+
+        ``fleet_only``: the build was started by the fleet (its sample is complete, or
+        its model published), not by this process's own sample, a timeout or the end of
+        the crawl. If Redis is down then, the site is not fitted here on the few pages
+        this process has (every worker of the fleet would fit it): ``"none"``, and the
+        site stays held until its own sample is complete, its hold times out, the crawl
+        ends, or Redis answers again and the fleet builds it once."""
         from twisted.internet.defer import Deferred, succeed
 
+        if self._down and fleet_only:
+            return succeed((0.0, 0.0, NO_MODEL))
         if self._down:
             if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
                 return succeed((0.0, 0.0, NO_MODEL))
@@ -462,9 +471,9 @@ class SharedSiteModelStore(SiteModelStore):
 
         self._watch.pop(site, None)
         self._notified.add(site)
-        return Deferred.fromCoroutine(self._shared_build(site, pages))
+        return Deferred.fromCoroutine(self._shared_build(site, pages, fleet_only))
 
-    async def _shared_build(self, site: str, pages: list[PageRecord]) -> tuple:
+    async def _shared_build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> tuple:
         token = uuid.uuid4().hex
         started = time.monotonic()
         deadline = started + self.redis_config.wait
@@ -508,6 +517,8 @@ class SharedSiteModelStore(SiteModelStore):
                 break
             await self._sleep(delay)
             delay = min(delay * 2, 1.0)
+        if self._down and fleet_only:  # Redis failed meanwhile: held on (see build)
+            return 0.0, 0.0, NO_MODEL
         return await self._local_build(site, pages)
 
     async def _local_build(self, site: str, pages: list[PageRecord]) -> tuple:

@@ -664,7 +664,10 @@ class SSTSpiderMiddleware:
             self.book.drop_hold(hold)
             return None
         hold.building = True
-        d = self.store.build(hold.site, pages)
+        if self._shared:  # a fleet's build: not fitted locally on a few pages while Redis is down
+            d = cast("SharedSiteModelStore", self.store).build(hold.site, pages, fleet_only=reason == "fleet")
+        else:
+            d = self.store.build(hold.site, pages)
         d.addCallbacks(
             self._build_done,
             self._build_failed,
