@@ -157,8 +157,9 @@ def _wait_until(predicate: Callable[[], bool], fleet: Fleet, timeout: float = 60
         time.sleep(0.05)
 
 
-def shared_pages(redis_url: str, prefix: str) -> dict[str, int]:
-    """model key -> pages of the fleet's models under ``prefix`` (any namespace, identity)."""
+def shared_pages(redis_url: str, prefix: str, method: str = "default") -> dict[str, int]:
+    """model key -> pages of the fleet's models of ``method`` under ``prefix`` (any
+    namespace; the other crawl of ``two-crawls`` keeps its cetd models beside them)."""
     import redis
 
     client = redis.Redis.from_url(redis_url)
@@ -166,7 +167,7 @@ def shared_pages(redis_url: str, prefix: str) -> dict[str, int]:
         return {
             key.decode(): int(client.hget(key, "pages") or 0)
             for key in client.scan_iter(f"{prefix}:*:model")
-            if client.type(key) == b"hash"
+            if client.type(key) == b"hash" and client.hget(key, "method") == method.encode()
         }
     finally:
         client.close()

@@ -24,8 +24,11 @@ refused script) switches the crawl to local models, said once in the log and cou
 ``sst/redis/down``. From then on Redis is pinged with backoff (from RECONNECT_SECONDS to
 RECONNECT_MAX_SECONDS); when it answers the crawl shares again (``sst/redis/reconnects``,
 and the time spent local in ``sst/redis/local_seconds``). Sites that got a local model
-meanwhile keep it; the others are claimed through Redis as before, so after Redis comes
-back empty each is built once for the fleet. Items are held and released by the
+meanwhile keep it, and offer it to the fleet if it has none (``sst/redis/local_models_shared``);
+the others are claimed through Redis as before, so after Redis comes back empty each is
+built once for the fleet. While Redis is down a site is fitted here only on this
+process's complete sample, at its hold timeout or at the end of the crawl, never because
+the fleet said it was ready (every waiting worker would fit it). Items are held and released by the
 middleware as always, so none is lost or doubled whatever Redis does.
 
 Refinement: when the method's models add up (the default method's), later pages of a
@@ -153,6 +156,9 @@ class SharedSiteModelStore(SiteModelStore):
         # and the pages of a build the site's model has not learnt (see unlearnt)
         self._sampled: dict[str, set[str]] = {}
         self._unlearnt: dict[str, list[PageRecord]] = {}
+        # sites this process fitted while Redis was down (or whose publish it cut short):
+        # offered to the fleet when Redis answers again
+        self._unpublished: set[str] = set()
 
     # -- lifecycle
     def open(self) -> None:
@@ -346,6 +352,10 @@ class SharedSiteModelStore(SiteModelStore):
                 "sst: the shared model store (Redis at %s) answers again: back to sharing site models",
                 redact_url(self.redis_config.url),
             )
+            if self._unpublished:
+                from twisted.internet.defer import Deferred
+
+                Deferred.fromCoroutine(self._share_local_models()).addErrback(self._failed)
 
         def still_down(failure: Any) -> None:
             self.inc("redis/errors")
@@ -467,7 +477,7 @@ class SharedSiteModelStore(SiteModelStore):
         if self._down:
             if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
                 return succeed((0.0, 0.0, NO_MODEL))
-            return super().build(site, pages)
+            return super().build(site, pages).addCallback(self._fitted_alone, site)
 
         self._watch.pop(site, None)
         self._notified.add(site)
@@ -519,7 +529,9 @@ class SharedSiteModelStore(SiteModelStore):
             delay = min(delay * 2, 1.0)
         if self._down and fleet_only:  # Redis failed meanwhile: held on (see build)
             return 0.0, 0.0, NO_MODEL
-        return await self._local_build(site, pages)
+        down = self._down
+        built = await self._local_build(site, pages)
+        return self._fitted_alone(built, site) if down else built
 
     async def _local_build(self, site: str, pages: list[PageRecord]) -> tuple:
         if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
@@ -557,6 +569,8 @@ class SharedSiteModelStore(SiteModelStore):
             fitted = {p.url for p in pages}
             self._unlearnt[site] = [p for p in local if p.url not in fitted]
             published = await self._publish(site, token)
+            if not published and self._down:  # Redis failed during the fit
+                self._fitted_alone(built, site)
             return built
         finally:
             if renew.running:
@@ -580,6 +594,32 @@ class SharedSiteModelStore(SiteModelStore):
                 seen.add(page.url)
                 pages.append(page)
         return pages
+
+    def _fitted_alone(self, built: Any, site: str) -> Any:
+        """A model fitted here while Redis was down: offered to the fleet when it answers."""
+        if site in self._models and len(self._unpublished) < MAX_WATCHED:
+            self._unpublished.add(site)
+        return built
+
+    async def _share_local_models(self) -> None:
+        """Redis answers again: publish the models fitted here meanwhile for the sites the
+        fleet has none of (after an empty restart, all of them), so the other workers load
+        them rather than fit the sites again. A site the fleet has a model of, or that
+        another worker is building, keeps both."""
+        sites, self._unpublished = sorted(self._unpublished), set()
+        for site in sites:
+            if self._down:
+                return
+            if site not in self._models:
+                continue
+            token = uuid.uuid4().hex
+            state, _ = await self._redis(self.fleet.claim, site, token)
+            if state != "lock":
+                continue
+            if await self._publish(site, token):
+                self.inc("redis/local_models_shared")
+            elif not self._down:
+                self._redis(self.fleet.release, site, token).addErrback(self._failed)
 
     def _renew(self, site: str, token: str) -> None:
         def renewed(ok: bool) -> None:
