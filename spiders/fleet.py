@@ -7,9 +7,14 @@ shares the site models (each site is learnt once, by one worker). A plain spider
 ``async def start()``, so it needs no start URLs pushed to Redis (scrapy-redis's
 ``RedisSpider`` works too: see docs/operations.md).
 
-It follows the demo site's links (``-a follow=all`` for every same-host link) and yields
+``-a url=`` may list several sites, comma-separated (the fleet benchmarks serve one demo
+site per loopback address: one site per host). It follows the demo site's links
+(``-a follow=all`` for every same-host link) and yields
 ``{"url", "title", "worker"}`` per article page. ``-a stats_out=FILE`` writes the crawl's
-stats as JSON when it closes (the fleet demo reads them); ``-a workers=N`` makes each
+stats as JSON when it closes (the fleet demo reads them); ``-a parsed_out=FILE`` and
+``-a delivered_out=FILE`` append the URL of each item as the spider yields it and as it
+comes out of the item pipelines, a line each, written through at once (so a worker
+killed with SIGKILL leaves what it did: the fault harness compares the two); ``-a workers=N`` makes each
 worker wait until N workers have started before it sends the first request.
 
 Why the keep-alive: with a shared queue, a worker whose turn finds the queue empty
@@ -52,14 +57,17 @@ class FleetSpider(scrapy.Spider):
         grace: str = "2",
         quiet: str = "1",
         workers: str = "0",
+        parsed_out: str = "",
+        delivered_out: str = "",
         *args: Any,
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
         if not url:
             raise ValueError("give the site to crawl: scrapy crawl fleet -a url=http://HOST/")
-        self.url = url
-        self.host = urlsplit(url).netloc
+        self.urls = [u.strip() for u in url.split(",") if u.strip()]
+        self.url = self.urls[0]
+        self.hosts = {urlsplit(u).netloc for u in self.urls}
         self.follow_all = follow == "all"
         self.stats_out = stats_out
         self.grace = float(grace)
@@ -67,6 +75,8 @@ class FleetSpider(scrapy.Spider):
         self.workers = int(workers)
         self.opened_at = time.monotonic()
         self.server: Any = None
+        self.parsed_out = open(parsed_out, "a", encoding="utf-8", buffering=1) if parsed_out else None
+        self.delivered_out = open(delivered_out, "a", encoding="utf-8", buffering=1) if delivered_out else None
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "FleetSpider":
@@ -77,6 +87,11 @@ class FleetSpider(scrapy.Spider):
         crawler.signals.connect(spider._opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._idle, signal=signals.spider_idle)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        # the stats are written once the engine stopped: the close of the spider's other
+        # components (sst-cleaner's last merges into the fleet's models) counts in them
+        crawler.signals.connect(spider._write_stats, signal=signals.engine_stopped)
+        if spider.delivered_out is not None:
+            crawler.signals.connect(spider._delivered, signal=signals.item_scraped)
         return spider
 
     @property
@@ -87,7 +102,8 @@ class FleetSpider(scrapy.Spider):
         if self.workers > 1:  # -a workers=N: start together (a fair race for the queue)
             await self._all_started()
         self.crawler.stats.set_value("fleet/started_at", time.time())
-        yield scrapy.Request(self.url)  # the shared duplicate filter keeps one copy
+        for url in self.urls:
+            yield scrapy.Request(url)  # the shared duplicate filter keeps one copy
 
     async def _all_started(self, timeout: float = 120.0) -> None:
         from scrapy.utils.defer import maybe_deferred_to_future
@@ -101,14 +117,16 @@ class FleetSpider(scrapy.Spider):
         self.opened_at = time.monotonic()
 
     def parse(self, response: Any) -> Any:
-        self.server.set(self._active_key, os.getpid(), px=self.quiet_ms)
+        self._mark_active()
         if not isinstance(response, scrapy.http.HtmlResponse):
             return
         if "/article/" in response.url:  # items first: they reach the middleware early
+            if self.parsed_out is not None:
+                self.parsed_out.write(response.url + "\n")
             yield {"url": response.url, "title": response.css("h1::text").get(default=""), "worker": os.getpid()}
         for href in response.css("a::attr(href)").getall():
             parts = urlsplit(response.urljoin(href))
-            if parts.netloc == self.host and (self.follow_all or parts.path == "/" or parts.path.startswith(_FOLLOW)):
+            if parts.netloc in self.hosts and (self.follow_all or parts.path == "/" or parts.path.startswith(_FOLLOW)):
                 yield response.follow(href, callback=self.parse)
 
     def _opened(self, spider: Any = None) -> None:
@@ -120,14 +138,40 @@ class FleetSpider(scrapy.Spider):
         if engine is not None and hasattr(engine, "_SLOT_HEARTBEAT_INTERVAL"):
             engine._SLOT_HEARTBEAT_INTERVAL = 0.5
 
+    def _mark_active(self) -> None:
+        import redis
+
+        try:
+            self.server.set(self._active_key, os.getpid(), px=self.quiet_ms)
+        except redis.RedisError:  # Redis is away: the page's items go on all the same
+            pass
+
     def _idle(self, spider: Any = None) -> None:
+        import redis
+
+        if time.monotonic() - self.opened_at < self.grace:
+            raise DontCloseSpider("the fleet is still crawling")
         queue_key = self.settings.get("SCHEDULER_QUEUE_KEY") or "%(spider)s:requests"
-        queued = self.server.zcard(queue_key % {"spider": self.name})
-        if queued or self.server.exists(self._active_key) or time.monotonic() - self.opened_at < self.grace:
+        try:
+            queued = self.server.zcard(queue_key % {"spider": self.name})
+            active = self.server.exists(self._active_key)
+        except redis.RedisError:  # Redis is away: whether the fleet is done is not known yet
+            self.opened_at = time.monotonic()  # ask again after a grace period
+            raise DontCloseSpider("the fleet's Redis does not answer") from None
+        if queued or active:
             raise DontCloseSpider("the fleet is still crawling")
 
+    def _delivered(self, item: Any, **kwargs: Any) -> None:
+        assert self.delivered_out is not None
+        self.delivered_out.write(str(item.get("url")) + "\n")
+
     def _closed(self, spider: Any = None, reason: str = "") -> None:
+        for out in (self.parsed_out, self.delivered_out):
+            if out is not None:
+                out.close()
         self.crawler.stats.set_value("fleet/closed_at", time.time())
+
+    def _write_stats(self) -> None:
         if self.stats_out:
             stats = {
                 k: (v if isinstance(v, (int, float, str)) else str(v))

@@ -450,7 +450,10 @@ def test_crawls_of_other_spiders_and_methods_keep_their_own_models(demo_server, 
     for run, fleet, method in zip(runs, fleets, ("cetd", "default")):
         models = _models(fleet)
         assert set(models) == set(SITES), models
-        assert all(version == "1" and made_by == method for version, _, made_by in models.values()), models
+        assert all(made_by == method for _, _, made_by in models.values()), models
+        # published once each (cetd's models are never merged into; the default method's
+        # get the crawl's later pages merged at its close: later versions, same crawl)
+        assert method != "cetd" or all(version == "1" for version, _, _ in models.values()), models
         assert sst_stat(run, "redis/models_published") == len(SITES)
         assert sst_stat(run, "redis/models_foreign") == 0
 
@@ -563,3 +566,155 @@ def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(
     assert stats.get("sst/redis/pages_recovered") == len(lost)
     assert "crawling them again here" in survivor.stderr
     assert not left  # the survivor closed cleanly: no record of it, none of the dead one
+
+
+# -- refinement reaches the fleet's models ----------------------------------------------------
+
+
+def _site_worker(workdir: Path, tag: str, urls: list[str], redis_url: str, **settings) -> subprocess.Popen:
+    """A `scrapy crawl fleet` worker over several sites (one per host), started on its own."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", "url=" + ",".join(urls), "-a", "workers=2"]
+    cmd += ["-a", "grace=1", "-a", "quiet=2", "-a", f"stats_out={workdir / f'stats-{tag}.json'}"]
+    cmd += [
+        "-a",
+        f"delivered_out={workdir / f'delivered-{tag}.txt'}",
+        "-a",
+        f"parsed_out={workdir / f'parsed-{tag}.txt'}",
+    ]
+    base = {
+        "REDIS_URL": redis_url,
+        "SST_METHOD": "default",
+        "SST_SAMPLE_PAGES": 5,
+        "SST_WORKERS": "thread",
+        "DOWNLOAD_DELAY": 0.1,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "LOG_LEVEL": "INFO",
+        **settings,
+    }
+    for key, value in base.items():
+        cmd += ["-s", f"{key}={value}"]
+    with open(workdir / f"log-{tag}.txt", "w", encoding="utf-8") as log:
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=_env(), cwd=str(ROOT))
+
+
+def _site_run(workdir: Path, tag: str, proc: subprocess.Popen) -> dict:
+    proc.wait(timeout=240)
+    log = (workdir / f"log-{tag}.txt").read_text()
+    assert proc.returncode == 0, log[-4000:]
+    read = lambda what: (workdir / f"{what}-{tag}.txt").read_text().splitlines()  # noqa: E731
+    stats = json.loads((workdir / f"stats-{tag}.json").read_text())
+    return {"stats": stats, "log": log, "parsed": read("parsed"), "delivered": read("delivered")}
+
+
+@pytest.fixture
+def three_sites():
+    """Three generated demo sites, one per loopback host (a site per host, the default key)."""
+    from sst_cleaner.tools.demo import DemoServer, DemoSite
+
+    servers = [DemoServer(DemoSite(seed=40 + i, n_articles=8), host=f"127.0.0.{i + 1}").start() for i in range(3)]
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_every_page_a_fleet_crawls_after_the_sample_reaches_the_shared_model(three_sites, tmp_path):
+    """Batches too small to complete (SST_REDIS_MERGE_PAGES far above what a worker sees
+    of a site) and a timer that never fires: the pages still waiting when the crawl ends
+    are merged at close, so each site's shared model holds every page the fleet crawled
+    of it, once, as one process's refined model would."""
+    urls = [s.url for s in three_sites]
+    with RedisServer() as server:
+        settings = {"SST_REDIS_PREFIX": "refine", "SST_REDIS_MERGE_PAGES": 1000, "SST_REDIS_MERGE_SECONDS": 600}
+        procs = {tag: _site_worker(tmp_path, tag, urls, server.url, **settings) for tag in ("a", "b")}
+        runs = [_site_run(tmp_path, tag, proc) for tag, proc in procs.items()]
+        fleet = _fleet(server.url, "refine", "default", 5, "fleet", "sst_cleaner_examples")
+        pages = {
+            s.url: int(fleet.client.hget(fleet.key("127.0.0." + str(i + 1), "model"), "pages") or 0)
+            for i, s in enumerate(three_sites)
+        }
+        fleet.close()
+    delivered = collections.Counter(u for run in runs for u in run["delivered"])
+    articles = {s.url.rstrip("/") + p for s in three_sites for p in s.site.article_paths}
+    assert set(delivered) == articles and max(delivered.values()) == 1
+    assert all(run["delivered"] for run in runs), "one worker crawled everything: nothing was shared"
+    # each HTML page of a site crawled by either worker, in that site's shared model
+    crawled = {
+        s.url: len(s.site.article_paths) + 1 + sum(p.startswith("/section/") for p in s.site.paths) for s in three_sites
+    }
+    assert sum(run["stats"].get("sst/pages_seen", 0) for run in runs) == sum(crawled.values())
+    assert pages == crawled, (pages, crawled)
+    # what was not in a fit was merged (at close: no batch completed, the timer never fired)
+    fitted = sum(
+        int(n)
+        for run in runs
+        for n in re.findall(r"published the model of site \S+ for the fleet \(version 1, (\d+) pages", run["log"])
+    )
+    merged = sum(run["stats"].get("sst/redis/pages_merged", 0) for run in runs)
+    assert merged == sum(crawled.values()) - fitted > 0, (merged, fitted)
+    assert not any(run["stats"].get("sst/redis/pages_not_merged") for run in runs)
+
+
+# -- Redis killed and restarted empty, under two workers --------------------------------------
+
+
+def test_two_workers_share_again_after_redis_restarts_empty_and_build_each_site_once(demo_server, tmp_path):
+    """Two crawl processes (each with its own queue, so every item is the process's to
+    deliver) share models through a Redis that is killed mid-crawl and started again
+    empty: both go local, both share again once it answers, the sites are then built
+    once for both through the new Redis, and every item arrives exactly once."""
+    with RedisServer() as server:
+        fleet = _fleet(server.url, "heal2", sample_pages=30)
+        settings = {
+            "SST_MODEL_STORE": server.url,
+            "SST_REDIS_PREFIX": "heal2",
+            "SST_SITE_KEY": SECTIONS,
+            # sites stay held until the end of the crawl, then are built through Redis
+            "SST_SAMPLE_PAGES": 30,
+            "SST_WORKERS": "thread",
+            "DOWNLOAD_DELAY": 0.3,
+            "SST_REDIS_TIMEOUT": 0.5,
+        }
+        crawls = [_start_crawl(tmp_path, name, url=demo_server.url, settings=settings) for name in ("h1", "h2")]
+        procs = tuple(proc for proc, _ in crawls)
+        logs = [tmp_path / f"log-{name}.txt" for name in ("h1", "h2")]
+        try:
+            _wait_for(lambda: fleet.client.exists(fleet.total_key), what="a page shared", alive=procs)
+            server.proc.kill()  # no goodbye, no save: it comes back empty
+            server.proc.wait()
+            server.proc = None
+            _wait_for(
+                lambda: all("goes on with local models" in log.read_text() for log in logs),
+                what="both crawls to go local",
+                alive=procs,
+            )
+            server.start()
+            restarted = time.monotonic()
+            _wait_for(
+                lambda: all("answers again" in log.read_text() for log in logs),
+                timeout=60,
+                what="both crawls to share again",
+                alive=procs,
+            )
+            assert time.monotonic() - restarted < 30  # the backoff tops out at 8 s
+            results = [_finish(proc, out) for proc, out in crawls]
+            models = _models(fleet)
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+            fleet.close()
+    for result in results:
+        _exactly_once(result)
+        assert sst_stat(result, "redis/down") == 1 and sst_stat(result, "redis/reconnects") == 1
+        assert all(r["text"] for r in result["received"])
+    # every site with a model was built once, by one of the two, through the new Redis;
+    # the other loaded it (or, if it ended first, never needed it)
+    assert set(models) == set(SITES), models
+    assert all(version == "1" for version, _, _ in models.values()), models
+    pids = {f":{proc.pid}" for proc in procs}
+    assert all(builder[builder.rindex(":") :] in pids for _, builder, _ in models.values()), models
+    assert sum(sst_stat(r, "models_built") for r in results) == len(SITES)
+    assert sum(sst_stat(r, "redis/models_published") for r in results) == len(SITES)
+    assert sum(sst_stat(r, "redis/models_loaded") for r in results) == len(SITES)

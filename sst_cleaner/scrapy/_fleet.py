@@ -24,14 +24,21 @@ refused script) switches the crawl to local models, said once in the log and cou
 ``sst/redis/down``. From then on Redis is pinged with backoff (from RECONNECT_SECONDS to
 RECONNECT_MAX_SECONDS); when it answers the crawl shares again (``sst/redis/reconnects``,
 and the time spent local in ``sst/redis/local_seconds``). Sites that got a local model
-meanwhile keep it; the others are claimed through Redis as before, so after Redis comes
-back empty each is built once for the fleet. Items are held and released by the
+meanwhile keep it, and offer it to the fleet if it has none (``sst/redis/local_models_shared``);
+the others are claimed through Redis as before, so after Redis comes back empty each is
+built once for the fleet. While Redis is down a site is fitted here only on this
+process's complete sample, at its hold timeout or at the end of the crawl, never because
+the fleet said it was ready (every waiting worker would fit it). Items are held and released by the
 middleware as always, so none is lost or doubled whatever Redis does.
 
 Refinement: when the method's models add up (the default method's), later pages of a
 site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.scrapy._fleet_refine`);
 otherwise each process refines its own copy (``partial_fit``), as a single-process crawl
-does.
+does. "Later pages" include the pages this process held for the site that the fleet's
+model has not seen (they came after the shared sample was complete, or it had no room
+for them): :meth:`SharedSiteModelStore.unlearnt` gives them to the middleware once the
+model is in. Pages still waiting for a merge when the crawl ends are merged before the
+spider closes (:meth:`SharedSiteModelStore.finish`).
 """
 
 from __future__ import annotations
@@ -145,6 +152,13 @@ class SharedSiteModelStore(SiteModelStore):
         self._polling = False
         self._poller: Any = None
         self._refiner = FleetRefiner(self)
+        # site -> URLs of this process's pages that went into the site's shared sample,
+        # and the pages of a build the site's model has not learnt (see unlearnt)
+        self._sampled: dict[str, set[str]] = {}
+        self._unlearnt: dict[str, list[PageRecord]] = {}
+        # sites this process fitted while Redis was down (or whose publish it cut short):
+        # offered to the fleet when Redis answers again
+        self._unpublished: set[str] = set()
 
     # -- lifecycle
     def open(self) -> None:
@@ -179,6 +193,25 @@ class SharedSiteModelStore(SiteModelStore):
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
             self.fleet.close()
+
+    def finish(self) -> Any:
+        """The close of the crawl, before :meth:`close`: a Deferred fired once the pages
+        still waiting to be merged into the fleet's models are merged (None: none wait)."""
+        if not self._refiner.enabled:
+            return None
+        from twisted.internet.defer import Deferred
+
+        def failed(failure: Any) -> None:
+            logger.warning("sst: merging the last pages into the fleet's models failed: %s", self._said(failure.value))
+
+        return Deferred.fromCoroutine(self._refiner.flush()).addErrback(failed)
+
+    def unlearnt(self, site: str) -> list[PageRecord]:
+        """The pages this process held for ``site`` that the model it now has did not
+        learn (the fleet's sample was complete without them): the middleware refines the
+        model with them, as with any later page. Asked once, when the site's build ends."""
+        self._sampled.pop(site, None)
+        return self._unlearnt.pop(site, [])
 
     def set_listener(self, listener: Callable[[str], None]) -> None:
         """``listener(site)`` is called (reactor thread) when the fleet is ready to give
@@ -319,6 +352,10 @@ class SharedSiteModelStore(SiteModelStore):
                 "sst: the shared model store (Redis at %s) answers again: back to sharing site models",
                 redact_url(self.redis_config.url),
             )
+            if self._unpublished:
+                from twisted.internet.defer import Deferred
+
+                Deferred.fromCoroutine(self._share_local_models()).addErrback(self._failed)
 
         def still_down(failure: Any) -> None:
             self.inc("redis/errors")
@@ -356,6 +393,10 @@ class SharedSiteModelStore(SiteModelStore):
             status, n = result
             if status in ("added", "filled"):
                 self.inc("redis/pages_shared")
+            if status in ("added", "filled", "dup"):  # in the sample the model is fitted on
+                if site not in self._sampled and len(self._sampled) >= MAX_WATCHED:
+                    self._sampled.pop(next(iter(self._sampled)))
+                self._sampled.setdefault(site, set()).add(page.url)
             if status in ("added", "dup"):
                 self._watch_site(site)
             elif status in ("filled", "full", "model") or n > 0:  # complete, or no room left
@@ -389,6 +430,7 @@ class SharedSiteModelStore(SiteModelStore):
             self._reconnect()
             return
         self._beat()
+        self._refiner.tick()
         if self._polling or not self._watch:
             return
         now, sites = time.monotonic(), []
@@ -417,24 +459,34 @@ class SharedSiteModelStore(SiteModelStore):
         self._redis(self.fleet.sample_state, sites).addBoth(done).addCallbacks(polled, self._failed)
 
     # -- build: claim, fit and publish, or load
-    def build(self, site: str, pages: list[PageRecord]):
+    def build(self, site: str, pages: list[PageRecord], fleet_only: bool = False):
         """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
         ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
-        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one."""
+        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one.
+
+        ``fleet_only``: the build was started by the fleet (its sample is complete, or
+        its model published), not by this process's own sample, a timeout or the end of
+        the crawl. If Redis is down then, the site is not fitted here on the few pages
+        this process has (every worker of the fleet would fit it): ``"none"``, and the
+        site stays held until its own sample is complete, its hold times out, the crawl
+        ends, or Redis answers again and the fleet builds it once."""
         from twisted.internet.defer import Deferred, succeed
 
+        if self._down and fleet_only:
+            return succeed((0.0, 0.0, NO_MODEL))
         if self._down:
             if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
                 return succeed((0.0, 0.0, NO_MODEL))
-            return super().build(site, pages)
+            return super().build(site, pages).addCallback(self._fitted_alone, site)
 
         self._watch.pop(site, None)
         self._notified.add(site)
-        return Deferred.fromCoroutine(self._shared_build(site, pages))
+        return Deferred.fromCoroutine(self._shared_build(site, pages, fleet_only))
 
-    async def _shared_build(self, site: str, pages: list[PageRecord]) -> tuple:
+    async def _shared_build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> tuple:
         token = uuid.uuid4().hex
-        deadline = time.monotonic() + self.redis_config.wait
+        started = time.monotonic()
+        deadline = started + self.redis_config.wait
         delay, waited, rejections = 0.05, False, 0
         while not self._down:
             try:
@@ -442,13 +494,20 @@ class SharedSiteModelStore(SiteModelStore):
             except Exception as exc:  # Redis down or slow: local from here on
                 self._failed(exc)
                 break
+            if waited and state != "busy":  # how long another worker's build kept this site's items
+                seconds = time.monotonic() - started
+                self.inc("redis/wait_seconds", round(seconds, 3))
+                self.max_stat("redis/max_wait_seconds", round(seconds, 3))
             if state == "lock":
+                logger.info("sst: building the model of site %s for the fleet", site)
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
                 loaded = await self._load_shared(site)
                 if loaded == FOREIGN:
                     break  # not this crawl's kind of model: built here, and left in place
                 if loaded is not None:
+                    sampled = self._sampled.get(site, set())
+                    self._unlearnt[site] = [p for p in pages if p.url not in sampled]
                     return loaded
                 rejections += 1
                 if rejections >= MAX_REJECTIONS or self._down:
@@ -468,7 +527,11 @@ class SharedSiteModelStore(SiteModelStore):
                 break
             await self._sleep(delay)
             delay = min(delay * 2, 1.0)
-        return await self._local_build(site, pages)
+        if self._down and fleet_only:  # Redis failed meanwhile: held on (see build)
+            return 0.0, 0.0, NO_MODEL
+        down = self._down
+        built = await self._local_build(site, pages)
+        return self._fitted_alone(built, site) if down else built
 
     async def _local_build(self, site: str, pages: list[PageRecord]) -> tuple:
         if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
@@ -503,7 +566,11 @@ class SharedSiteModelStore(SiteModelStore):
             if len(pages) < min(cfg.min_fit_pages, cfg.sample_pages):
                 return 0.0, 0.0, NO_MODEL
             built = await super().build(site, pages)
+            fitted = {p.url for p in pages}
+            self._unlearnt[site] = [p for p in local if p.url not in fitted]
             published = await self._publish(site, token)
+            if not published and self._down:  # Redis failed during the fit
+                self._fitted_alone(built, site)
             return built
         finally:
             if renew.running:
@@ -527,6 +594,32 @@ class SharedSiteModelStore(SiteModelStore):
                 seen.add(page.url)
                 pages.append(page)
         return pages
+
+    def _fitted_alone(self, built: Any, site: str) -> Any:
+        """A model fitted here while Redis was down: offered to the fleet when it answers."""
+        if site in self._models and len(self._unpublished) < MAX_WATCHED:
+            self._unpublished.add(site)
+        return built
+
+    async def _share_local_models(self) -> None:
+        """Redis answers again: publish the models fitted here meanwhile for the sites the
+        fleet has none of (after an empty restart, all of them), so the other workers load
+        them rather than fit the sites again. A site the fleet has a model of, or that
+        another worker is building, keeps both."""
+        sites, self._unpublished = sorted(self._unpublished), set()
+        for site in sites:
+            if self._down:
+                return
+            if site not in self._models:
+                continue
+            token = uuid.uuid4().hex
+            state, _ = await self._redis(self.fleet.claim, site, token)
+            if state != "lock":
+                continue
+            if await self._publish(site, token):
+                self.inc("redis/local_models_shared")
+            elif not self._down:
+                self._redis(self.fleet.release, site, token).addErrback(self._failed)
 
     def _renew(self, site: str, token: str) -> None:
         def renewed(ok: bool) -> None:

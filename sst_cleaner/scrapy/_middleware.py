@@ -379,14 +379,21 @@ class SSTSpiderMiddleware:
             self.crawler.engine.crawl(request)
         raise DontCloseSpider("sst-cleaner: releasing held items")
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    async def spider_closed(self, spider: Any = None, reason: str = "") -> None:
         hold_log = getattr(self, "_hold_log", None)
         if hold_log is not None and hold_log.running:
             hold_log.stop()
         if self._pending():  # cannot happen unless the close hook could not be installed
             logger.error("sst: %d items were still held when the spider closed", self._pending())
             self.errors.count("held_at_close", self._pending())
-        self.store.close()
+        # a fleet's last refinements reach its shared models before the store closes
+        # (Scrapy waits for a spider_closed handler that is a coroutine)
+        finishing = self.store.finish()
+        try:
+            if finishing is not None:
+                await maybe_deferred_to_future(finishing)
+        finally:
+            self.store.close()
 
     def _flush_failed(self, failure: Any) -> None:
         """The flush request failed (a downloader middleware refused it...): hand the
@@ -657,7 +664,10 @@ class SSTSpiderMiddleware:
             self.book.drop_hold(hold)
             return None
         hold.building = True
-        d = self.store.build(hold.site, pages)
+        if self._shared:  # a fleet's build: not fitted locally on a few pages while Redis is down
+            d = cast("SharedSiteModelStore", self.store).build(hold.site, pages, fleet_only=reason == "fleet")
+        else:
+            d = self.store.build(hold.site, pages)
         d.addCallbacks(
             self._build_done,
             self._build_failed,
@@ -700,11 +710,13 @@ class SSTSpiderMiddleware:
 
     def _fit_ended(self, hold: _SiteHold) -> None:
         waiters, late = self.book.fit_ended(hold)
-        # the pages that came during the fit are learnt now, before their released items
-        # are cleaned (the site's worker takes its calls in order): a re-crawl with the
-        # saved model then has nothing new to learn, and cleans as this crawl did
+        unlearnt = self.store.unlearnt(hold.site)
+        # the pages that came during the fit (and, in a fleet, the held pages the fleet's
+        # model was fitted without) are learnt now, before their released items are
+        # cleaned (the site's worker takes its calls in order): a re-crawl with the saved
+        # model then has nothing new to learn, and cleans as this crawl did
         if self.store.has_model(hold.site):
-            for page in late:
+            for page in unlearnt + late:
                 self._maybe_refine(page)
         for waiter in waiters:
             waiter.callback(None)

@@ -446,6 +446,13 @@ class RedisConfig:
     merge_pages: int = setting(
         "SST_REDIS_MERGE_PAGES", "int", 10, "later pages learnt per merge into the fleet's model", _number(int, 0)
     )
+    merge_seconds: float = setting(
+        "SST_REDIS_MERGE_SECONDS",
+        "float (seconds)",
+        5.0,
+        "a site's later pages wait at most this long for a merge",
+        _number(float, 0.05),
+    )
     #: with ``SST_MODEL_STORE = "redis"``: scrapy-redis's connection settings (REDIS_URL,
     #: REDIS_HOST, REDIS_PORT, REDIS_DB, REDIS_ENCODING, REDIS_PARAMS), so the store reaches
     #: the server and db scrapy-redis does; None for a URL of its own. Not a setting of ours;

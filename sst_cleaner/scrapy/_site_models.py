@@ -156,6 +156,10 @@ class SiteModelStore:
             if _ACTIVE is self:
                 _ACTIVE = None
 
+    def finish(self) -> Any:
+        """Work to end before :meth:`close` (a fleet's last merges): a Deferred, or None."""
+        return None
+
     # -- site keys and models
     def site_key(self, url: str) -> str:
         """The site a URL belongs to (``SST_SITE_KEY``)."""
@@ -272,6 +276,11 @@ class SiteModelStore:
             return self.run(self.files.from_dict, data).addCallback(keep)
 
         return d.addCallback(built)
+
+    def unlearnt(self, site: str) -> list[PageRecord]:
+        """Pages passed to the site's last build that its model did not learn (a fleet's
+        store: see :meth:`SharedSiteModelStore.unlearnt`); here a build learns them all."""
+        return []
 
     def model_pages(self, site: str) -> int:
         """Pages the site's model has learnt from (0: no model)."""
