@@ -44,6 +44,22 @@ def test_a_method_that_keeps_nothing_of_a_page_with_prose_falls_back_with_its_ow
     assert "Contact us" not in result.text  # CETD leaves the navigation out
 
 
+def test_the_cli_says_empty_fallback(tmp_path):
+    import json
+
+    from sst_cleaner.cli._main import main
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for i in range(3):  # one page under three names (an attribute apart: not a duplicate)
+        (site / f"p{i}.html").write_text(story_page().replace("<body>", f"<body data-page={i}>"), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["site", str(site), "--method", "infodiscoverer", "-o", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["status"] for r in rows] == [STATUS_EMPTY_FALLBACK] * 3
+    assert all(STORY[0] in r["text"] for r in rows)
+
+
 def test_a_page_without_prose_keeps_its_empty_text_and_status():
     html = links_page()
     cleaner = SiteCleaner(method="infodiscoverer").fit([(f"http://h/{i}", html) for i in range(3)])
