@@ -470,9 +470,14 @@ def test_a_page_judged_alone_that_keeps_nothing_keeps_its_best_rated_sentences(m
     text = cleaner.clean(html).text
     assert sum(1 for p in paras if p in text) >= 4, text
     assert "All rights reserved" not in text
-    # a scorer sure of nothing rescues nothing
+    # a scorer sure of nothing rescues nothing: the method keeps no text, and the cleaner
+    # says its text is the empty-output fallback's
     monkeypatch.setattr(cleaner._impl._scorers, "predict", lambda rows, alone: [0.0] * len(rows))
-    assert cleaner.clean(html).text == ""
+    from sst_cleaner.engine._dom import parse_html
+
+    assert cleaner._impl.clean(parse_html(html)).text == ""
+    result = cleaner.clean(html)
+    assert result.status == "empty_fallback" and sum(1 for p in paras if p in result.text) >= 4
 
 
 def test_a_run_of_short_like_siblings_is_told_from_an_article_s_paragraphs():

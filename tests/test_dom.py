@@ -197,3 +197,57 @@ def test_an_xml_declaration_lxml_refuses_in_a_str_still_gives_an_empty_page():
     # page stays empty as it always was (the UTF-8 bytes would have been parsed)
     assert parse_html('<?xml version="1.0" encoding="utf-8"?><p>x</p>').root.findtext("p") == "x"
     assert len(parse_html('<?xml version="1.0" encoding="utf-8"><p>x</p>').root) == 0
+
+
+def _news_page(leading_script: bool, custom_tag: bool) -> str:
+    """A 2000s portal article: optionally a script before ``<html>``, and the page's
+    content wrapped in a CMS's own element between ``</head>`` and ``<body>``."""
+    paras = "".join(
+        f"<p>第{i}段：记者报道了当地经济发展的最新情况，市民对此表示关注和支持，专家认为前景良好。</p>"
+        for i in range(6)
+    )
+    content = (
+        "<table><tr><td><a href='/'>首页</a> | <a href='/news/'>新闻</a></td></tr></table>"
+        f"<table width=760><tr><td class=text>{paras}</td></tr></table>"
+    )
+    if custom_tag:
+        content = f'<sohu_cms_include type="news">{content}</sohu_cms_include>'
+    script = "<script language=javascript>var ad = 1;</script>\n" if leading_script else ""
+    return (
+        f"{script}<html><head><meta http-equiv='Content-Type' content='text/html; charset=gb2312'>"
+        f"<title>新闻</title></head>\n{content}</html>"
+    )
+
+
+@pytest.mark.parametrize("leading_script", [True, False])
+@pytest.mark.parametrize("custom_tag", [True, False])
+def test_a_custom_element_left_in_the_head_is_laid_out_in_the_body(leading_script, custom_tag):
+    # libxml2 keeps an unknown element in the head (a script before <html> even keeps the
+    # head open past the page's </head>); a browser starts the body there
+    from sst_cleaner import SiteCleaner
+
+    html = _news_page(leading_script, custom_tag)
+    page = parse_html(html)
+    assert "第0段" in element_text(page.root) and "第5段" in element_text(page.root)
+    assert page.title == "新闻"
+    result = SiteCleaner().clean(html)
+    assert result.status == "ok"
+    assert all(f"第{i}段" in result.text for i in range(6))
+    assert "首页" not in result.text
+
+
+def test_text_in_an_unknown_head_element_keeps_its_place_before_the_body():
+    html = (
+        "<html><head><title>t</title><x-lead>Lead paragraph here.</x-lead>"
+        "<meta name=a content=b><x-empty></x-empty></head><body>Body text<p>More text.</p></body></html>"
+    )
+    page = parse_html(html)
+    assert element_text(page.root) == "Lead paragraph here. Body text More text."
+    assert page.head is not None and page.head.find("meta") is not None  # metadata stays readable
+
+
+def test_a_head_without_text_outside_its_own_elements_is_left_as_it_is():
+    html = "<html><head><title>t</title><fb:app_id content='1'></fb:app_id></head><body><p>Text.</p></body></html>"
+    page = parse_html(html)
+    assert [el.tag for el in page.root] == ["p"]
+    assert page.head is not None and page.head.find("fb:app_id") is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 
@@ -385,12 +386,23 @@ def slow_method():
 PAGE = "<html><head><title>T</title></head><body><div><p>One paragraph.</p><p>Two paragraph.</p></div></body></html>"
 
 
-def test_clean_over_page_budget_returns_the_page_whole(slow_method):
+def test_clean_over_page_budget_falls_back_to_cetd(slow_method):
     cleaner = SiteCleaner(method=slow_method, delay=30.0, page_time_budget=0.3)
     t0 = time.monotonic()
     result = cleaner.clean(PAGE)
-    assert time.monotonic() - t0 < 2.0
-    assert result.status == "over_budget"
+    assert time.monotonic() - t0 < 3.0  # the method's budget, then the fallback's at most
+    assert result.status == "over_budget" and result.method == "cetd"
+    assert result.text == "One paragraph.\nTwo paragraph."
+    assert [b.xpath for b in result.blocks] == ["/html/body/div/p[1]", "/html/body/div/p[2]"]
+    assert result.title == "T"
+
+
+def test_clean_whose_fallback_runs_out_of_time_too_returns_the_page_whole(slow_method, monkeypatch):
+    from sst_cleaner.engine.methods import cetd
+
+    monkeypatch.setattr(cetd.CETDMethod, "clean", lambda self, page: _spin(30.0))
+    result = SiteCleaner(method=slow_method, delay=30.0, page_time_budget=0.2).clean(PAGE)
+    assert result.status == "over_budget" and result.method == slow_method
     assert result.text == "One paragraph. Two paragraph."
     assert [b.label for b in result.blocks] == [INFORMATIVE] and result.blocks[0].xpath == "/html/body"
     assert result.title == "T"
@@ -473,6 +485,7 @@ def test_fit_holds_one_parsed_page_at_a_time():
     register_method("_counts_live")(_CountsLivePages)
     try:
         pages = [f"<html><body><p>Page {i} of the site.</p></body></html>" for i in range(12)]
+        gc.collect()  # pages an interrupted clean of an earlier test left in garbage cycles
         cleaner = SiteCleaner(method="_counts_live").fit(pages)
         assert cleaner.n_pages == 12 and max(cleaner._impl.alive) == 1
     finally:

@@ -136,7 +136,8 @@ def test_a_page_with_nothing_informative_keeps_its_links():
     lx = InformativeLinkExtractor(models={"127.0.0.1": model})
     path = "/section/economy/"
     html = site.page(path)
-    assert all(b.label == "noise" for b in model.clean(html, url=base + path).blocks)
+    # the model keeps nothing of it: the clean's text is a page-level fallback's
+    assert model.clean(html, url=base + path).status == "empty_fallback"
     response = HtmlResponse(url=base + path, body=html.encode("utf-8"), encoding="utf-8")
     teasers = set(response.css("main section div h2 a::attr(href)").getall())
     kept = {link.url[len(base) :] for link in lx.extract_links(response)}

@@ -27,16 +27,20 @@ import os
 from dataclasses import replace
 from typing import Any, Iterable, NamedTuple, Optional, Union
 
-from sst_cleaner.engine._dom import HtmlInput, PreparedPage, as_page, normalize_space
+from sst_cleaner.engine._dom import HtmlInput, PreparedPage, as_page
+from sst_cleaner.engine._fallback import fallback_budget, over_budget_result, rescue_empty
 from sst_cleaner.engine._formats import rewrite_text
 from sst_cleaner.engine._gcpause import gc_paused
 from sst_cleaner.engine._learnt import LearntPages, page_key
 from sst_cleaner.engine._limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget
 from sst_cleaner.engine._parallel_fit import check_n_jobs, input_size, map_shards, plan_shards
 from sst_cleaner.engine._registry import DEFAULT_METHOD, find_method, learns_in_shards, method_class
-from sst_cleaner.engine._result import INFORMATIVE, STATUS_SITE_EMPTY, Block, CleanResult
+from sst_cleaner.engine._result import STATUS_NO_LAYOUT, STATUS_SITE_EMPTY, CleanResult
 
 PageInput = Union[HtmlInput, tuple]
+
+#: statuses of a result whose empty text is rescued when the page holds prose
+_RESCUED_STATUSES = ("ok", "truncated", STATUS_NO_LAYOUT)
 
 #: cleaned once with a freshly loaded model, so that bad state fails at load time
 _PROBE_PAGE = (
@@ -312,8 +316,11 @@ class SiteCleaner:
 
         Bounded by ``limits``: a page over a size cap is cut and cleaned
         (``status == "truncated"``); a page whose cleaning overruns
-        ``limits.page_time_budget`` (parsing included) is returned whole, every text block
-        informative (``status == "over_budget"``).
+        ``limits.page_time_budget`` (parsing included) is cleaned by CETD under a budget
+        of its own, or returned whole when that overruns too (``status ==
+        "over_budget"``); a page holding prose of which the method kept no text gets a
+        page-level fallback's text (``status == "empty_fallback"``, see
+        :mod:`~sst_cleaner.engine._fallback`).
 
         The cyclic garbage collector is paused meanwhile unless a pause is on already
         (:mod:`~sst_cleaner.engine._gcpause`): cleaning makes no reference cycles, and
@@ -332,7 +339,7 @@ class SiteCleaner:
         else:
             ok, result = run_with_budget(self._impl.clean, remaining, page)
         if not ok or result is None:
-            result = whole_page_result(page, self.method)
+            result = over_budget_result(page, self.method, fallback_budget(budget))
         else:
             if getattr(page, "truncated", False) and result.status in (
                 "ok",
@@ -340,6 +347,11 @@ class SiteCleaner:
             ):  # a cut page says so first
                 result.status = "truncated"
             result.text = rewrite_text(result.text, result.blocks, page)
+            # a site model's empty verdict (site_empty) is its own answer, said by its status
+            if result.status in _RESCUED_STATUSES and not result.text.strip():
+                rescued = rescue_empty(page, result, self.method, fallback_budget(budget))
+                if rescued is not None:
+                    result = rescued
         result.page = page
         if budget:
             result.time_left = budget - (budget_clock() - start)
@@ -421,25 +433,3 @@ class SiteCleaner:
 
     def __repr__(self) -> str:
         return f"SiteCleaner(method={self.method!r}, pages={self.n_pages})"
-
-
-def whole_page_result(page: PreparedPage, method: str) -> CleanResult:
-    """The page returned whole: all its visible text as one informative block (the BODY),
-    ``status="over_budget"``.
-
-    What :meth:`SiteCleaner.clean` returns when the method ran out of time. One block,
-    not one per paragraph, because this runs after the budget is spent: its text comes
-    from libxml2 in one C-level pass (about 10 ms for 50,000 elements, where cutting
-    into text blocks takes seconds), and nothing of the page is lost. ``sentences`` is
-    that one text.
-    """
-    text = normalize_space(" ".join(page.root.itertext()))
-    blocks = [Block(page.xpath_of(page.root), text, INFORMATIVE, 0.0)] if text else []
-    return CleanResult(
-        text=text,
-        sentences=[text] if text else [],
-        blocks=blocks,
-        method=method,
-        title=page.title,
-        status="over_budget",
-    )

@@ -207,7 +207,12 @@ def decision(result: CleanResult, cleaner: "SiteCleaner", others: int) -> str:
     ``others``: the pages of the site model other than this one."""
     cut = "the page was cut by a size cap before cleaning; " if result.status == "truncated" else ""
     if result.status == "over_budget":
+        if result.method == "cetd" and cleaner.method != "cetd":
+            return "over budget: cleaning ran out of the page's time budget, so CETD (page-level) decided"
         return "over budget: cleaning ran out of the page's time budget and the page was returned whole"
+    if result.status == "empty_fallback":
+        how = "CETD (page-level)" if result.method == "cetd" else "the page's longest prose block"
+        return f"the method kept no text of a page with prose (empty_fallback): {how} decided"
     if result.status == "site_empty":
         if result.method.endswith("(page-level)"):
             return (

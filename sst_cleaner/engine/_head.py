@@ -18,6 +18,59 @@ from lxml import etree
 #: in all, see ``sst_cleaner.engine._metadata.MAX_JSONLD_SCRIPTS``)
 MAX_BODY_SCRIPTS = 20
 
+#: what a browser keeps in a head (HTML5's "in head" insertion mode): any other element
+#: there ends the head and starts the body
+HEAD_CONTENT_TAGS = frozenset("base basefont bgsound link meta title noscript noframes style script template".split())
+#: elements whose own text is never shown (the prepared page drops them)
+_TEXTLESS_TAGS = frozenset(("script", "style", "noscript", "template", "title"))
+
+
+def move_body_content_out_of_head(doc: etree._Element) -> None:
+    """Move the elements libxml2 left in the ``<head>`` that a browser lays out in the
+    body (an unknown or ``<object>`` element holding text, and the non-head elements after
+    it) to the start of the body, in their order.
+
+    libxml2's HTML 4 parser opens a body only for a tag it knows belongs there; an unknown
+    tag (``<sohu_cms_include>``, ``<esi:include>``) in the head stays there with all it
+    holds. A page that starts with a ``<script>`` before ``<html>`` makes it worse: the
+    head libxml2 opens for the script outlives the page's own ``</head>`` (ignored with the
+    ``<head>`` it took for misplaced), so a custom element wrapping the whole article, and
+    the article, end up in the head, which is dropped. HTML5's tree builder ends the head
+    at the first element that does not belong there. Pages whose head holds no such text
+    are left untouched.
+    """
+    if not len(doc) or doc[0].tag != "head":
+        return
+    head = doc[0]
+    start = None
+    for i, child in enumerate(head):
+        if isinstance(child.tag, str) and child.tag not in HEAD_CONTENT_TAGS and _holds_text(child):
+            start = i
+            break
+    if start is None:
+        return
+    moved = [c for c in head[start:] if isinstance(c.tag, str) and c.tag not in HEAD_CONTENT_TAGS]
+    body = doc.find("body")
+    if body is None:
+        body = etree.SubElement(doc, "body")
+    lead = body.text
+    body.text = None
+    for i, el in enumerate(moved):
+        body.insert(i, el)  # with its tail: the text that followed it
+    if lead:
+        last = moved[-1]
+        last.tail = (last.tail or "") + lead
+
+
+def _holds_text(el: etree._Element) -> bool:
+    """Whether ``el`` holds text a reader would see (not a script's or a style's)."""
+    for node in el.iter():
+        if node is not el and node.tail and not node.tail.isspace():
+            return True
+        if isinstance(node.tag, str) and node.tag not in _TEXTLESS_TAGS and node.text and not node.text.isspace():
+            return True
+    return False
+
 
 def detach_head(doc: etree._Element) -> Optional[etree._Element]:
     """Take the document's ``<head>`` out of the tree (None if it has none), its tail text

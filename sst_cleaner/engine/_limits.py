@@ -102,10 +102,11 @@ class Limits:
         page survives. Content after a nesting deeper than 2048 is lost (flagged
         ``truncated``).
     ``page_time_budget`` (1.5 s): CPU time (see :data:`CPU_BUDGETS`) for ``SiteCleaner.clean`` on one page,
-        parsing included. Past it, the method is interrupted and the page is *returned
-        whole*: all its visible text as one informative block, ``CleanResult.status ==
-        "over_budget"``. Whole rather than a cheaper extraction, because the budget is
-        already spent and losing nothing is the safe side for an item. It also bounds
+        parsing included. Past it, the method is interrupted and CETD, a cheap page-level
+        method, cleans the page under a budget of its own as long as this one; if that
+        overruns too (or keeps nothing), the page is *returned whole*: all its visible text
+        as one informative block. ``CleanResult.status == "over_budget"`` either way (see
+        :mod:`sst_cleaner.engine._fallback`). It also bounds
         each page's learning in ``SiteCleaner.fit`` (parsing included): a page that
         overruns it is dropped (counted in ``skipped_pages``, ``fit_status ==
         "partial"``) and the model is learnt again from the other pages, so it never

@@ -21,6 +21,9 @@ STATUS_SITE_EMPTY = "site_empty"
 #: ``CleanResult.status`` of a page that method ``cehtd`` cleaned without layout (it was not
 #: rendered): the text is ``cetd``'s (see :mod:`sst_cleaner.engine.methods.cehtd`)
 STATUS_NO_LAYOUT = "no_layout"
+#: ``CleanResult.status`` of a page whose method kept no text while the page holds prose:
+#: the text is a page-level fallback's (see :mod:`sst_cleaner.engine._fallback`)
+STATUS_EMPTY_FALLBACK = "empty_fallback"
 
 
 @dataclass
@@ -53,8 +56,11 @@ class CleanResult:
     the method that produced it (for a site model that fell back to the page-level
     method, ``"cetd"``). ``link_blocks``: informative link blocks (WISDOM only).
     ``status``: ``"ok"``; ``"truncated"`` if the page was cut by a size cap before
-    cleaning; ``"over_budget"`` if cleaning ran out of its time budget and the page was
-    returned whole (see :class:`sst_cleaner.engine._limits.Limits`); ``"site_empty"`` if the
+    cleaning; ``"over_budget"`` if cleaning ran out of its time budget and the text is
+    CETD's, or the page whole when that ran out too (see
+    :class:`sst_cleaner.engine._limits.Limits`); ``"empty_fallback"`` if the method kept no
+    text of a page that holds prose and the text is a page-level fallback's (see
+    :mod:`sst_cleaner.engine._fallback`); ``"site_empty"`` if the
     site's model kept (almost) nothing of the page and the text is the page-level
     fallback's less the site's template, or, where that adds nothing (a stub page), what
     the site model kept, often nothing (the default method); ``"no_layout"`` if method

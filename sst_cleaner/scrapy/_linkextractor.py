@@ -180,6 +180,10 @@ def _new_stats() -> dict:
     }
 
 
+#: result statuses whose labels are a page-level fallback's, not the site model's
+_NOT_THE_MODELS = ("empty_fallback", "over_budget")
+
+
 class InformativeLinkExtractor(LinkExtractor):
     """``LinkExtractor`` that keeps only the informative links (link blocks, content
     links, pagination) once the site has a model (see the module docstring).
@@ -250,12 +254,13 @@ class InformativeLinkExtractor(LinkExtractor):
         page = parse_html(response.text, url=base)
         with lock if lock is not None else contextlib.nullcontext():
             result = cleaner.clean(page)
-        if not any(b.label != NOISE for b in result.blocks):
+        if result.status in _NOT_THE_MODELS or not any(b.label != NOISE for b in result.blocks):
             # nothing on the page is informative: a listing once the model has learnt
             # the site's other listings (every teaser's headline and first sentence
             # recur), or a page unlike the sample. The model cannot tell its links
             # apart, and dropping them all would cut the crawl off whatever the page
-            # alone leads to.
+            # alone leads to. A page-level fallback's text (the model kept nothing of
+            # a page with prose, or ran out of time) is no verdict of the model either.
             return None
         out: dict = {}
         for blk in result.link_blocks:

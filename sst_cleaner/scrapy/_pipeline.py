@@ -49,6 +49,8 @@ STATUS_NON_HTML = "non_html"
 STATUS_SITE_EMPTY = "site_empty"
 #: method ``cehtd`` found no layout in the page (not rendered): the text is ``cetd``'s
 STATUS_NO_LAYOUT = "no_layout"
+#: the method kept no text of a page that holds prose: the text is a page-level fallback's
+STATUS_EMPTY_FALLBACK = "empty_fallback"
 STATUSES = (
     STATUS_CLEANED,
     STATUS_FALLBACK,
@@ -59,6 +61,7 @@ STATUSES = (
     STATUS_NON_HTML,
     STATUS_SITE_EMPTY,
     STATUS_NO_LAYOUT,
+    STATUS_EMPTY_FALLBACK,
 )
 
 
@@ -318,7 +321,13 @@ class SSTPipeline:
         status = STATUS_CLEANED if result.site_model else STATUS_FALLBACK
         if not result.site_model:
             self.store.inc("fallback_cleans")
-        if result.status in (STATUS_OVER_BUDGET, STATUS_TRUNCATED, STATUS_SITE_EMPTY, STATUS_NO_LAYOUT):
+        if result.status in (
+            STATUS_OVER_BUDGET,
+            STATUS_TRUNCATED,
+            STATUS_SITE_EMPTY,
+            STATUS_NO_LAYOUT,
+            STATUS_EMPTY_FALLBACK,
+        ):
             status = result.status
         if status == STATUS_TRUNCATED:
             self._log_truncated(page)

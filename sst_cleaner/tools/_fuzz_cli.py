@@ -36,7 +36,7 @@ from typing import Any, Optional
 from sst_cleaner.tools._fuzz_cases import normal_page
 
 EXIT_CODES = frozenset({0, 1, 2, 3, 130, 141})
-STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty"})
+STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty", "empty_fallback"})
 
 _NAMES: tuple = (
     "a.html",

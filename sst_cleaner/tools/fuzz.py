@@ -64,7 +64,7 @@ for _kind in (_METADATA_KIND, _CLI_KIND):
     if _kind not in GENERATORS:
         GENERATORS.append(_kind)
 
-STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty", "no_layout"})
+STATUSES = frozenset({"ok", "truncated", "over_budget", "site_empty", "no_layout", "empty_fallback"})
 
 
 # -- invariants -------------------------------------------------------------------------
