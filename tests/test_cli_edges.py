@@ -172,8 +172,9 @@ def test_del_and_c1_controls_of_page_text_never_reach_the_output_raw(tmp_path):
     (tmp_path / "<img src=x onerror=alert(1)>.html").write_bytes(PAGE)
     proc = run_cli(["clean", str(page)])
     assert proc.returncode == 0
-    row = json.loads(proc.stdout)  # escaped in JSON: nothing lost
-    assert "\x9b31m" in row["text"] and "\x7f" in row["text"]
+    row = json.loads(proc.stdout)  # the controls are no text: spaces, as C0 controls get
+    assert "about the river and the town for the test" in row["text"]
+    assert "31m" in row["text"] and not any("\x7f" <= c <= "\x9f" for c in row["text"])
     assert not any("\x7f" <= c <= "\x9f" for c in proc.stdout.decode("utf-8"))
     for fmt in ("text", "markdown", "html"):
         proc = run_cli(["clean", str(tmp_path), "--format", fmt])
@@ -183,3 +184,25 @@ def test_del_and_c1_controls_of_page_text_never_reach_the_output_raw(tmp_path):
         assert "river" in out
     md = run_cli(["clean", str(tmp_path), "--format", "markdown"]).stdout.decode()
     assert "==> " + str(tmp_path) + "/&lt;img src=x onerror=alert(1)&gt;.html <==" in md
+
+
+def test_del_and_c1_controls_never_reach_a_result_raw_nor_as_references():
+    from sst_cleaner import SiteCleaner
+
+    controls = "".join(chr(c) for c in range(0x7F, 0xA0))
+    # the references a parser decodes to controls (the other ones of 128-159 are
+    # Windows-1252 characters), in hex, decimal, with leading zeros and without ';'
+    references = "&#x81; &#141; &#x8F; &#0144; &#x9d &#127; &#x1b; &#7; &#x1F;"
+    sentence = f"The ferry to the island {controls} leaves at {references} noon every day. "
+    page = f"<html><head><title>Ferry{controls}</title></head><body><article><h1>Times\x9b2J</h1><p>"
+    page += sentence * 8 + "Prices &#128; and &#155; stay as characters.</p></article></body></html>"
+    for html in (page, page.encode("utf-8")):
+        result = SiteCleaner().clean(html)
+        assert result.status == "ok"
+        for name in ("text", "markdown", "html", "title"):
+            value = getattr(result, name) or ""
+            assert not any("\x7f" <= c <= "\x9f" for c in value), (name, value[:200])
+        assert "The ferry to the island leaves at noon every day." in result.text
+        assert "Times 2J" in result.text
+        assert "Prices \u20ac and \u203a stay as characters." in result.text
+        assert result.metadata["title"] == "Ferry"
