@@ -7,8 +7,10 @@ Writes ``OUT_DIR/<corpus>/<id>.html`` (the page with the layout attributes of
 :mod:`sst_cleaner.render`; keep OUT_DIR outside the repository: the pages belong to their
 publishers) and prints pages/s per corpus, with the time ``cehtd`` takes to clean the
 rendered pages in the same run (parse included) as the baseline of the ratio. One
-browser, one page at a time: pages read with the benchmark's own ``pages.read_page``;
-scripts of the pages do not run; nothing is fetched. A page the browser fails on is listed and counted, not written.
+browser, one page at a time; scripts of the pages do not run; nothing is fetched. A
+page the browser fails on is listed and counted, not written. The corpora are read as
+every benchmark reads them (:func:`sst_cleaner.tools.bench._scoring.load_corpus`: the
+pages site by site, each decoded by the benchmark's input rule).
 """
 
 from __future__ import annotations
@@ -19,15 +21,11 @@ import re
 import sys
 import time
 
-BENCH = "/work/shared/bench"
-sys.path.insert(0, BENCH)
-sys.path.insert(1, os.getcwd())
-
-from pages import load_manifest, read_page  # noqa: E402
-from score import find_manifests  # noqa: E402
+sys.path.insert(0, os.getcwd())
 
 from sst_cleaner import SiteCleaner  # noqa: E402
 from sst_cleaner.render import Renderer, RenderError  # noqa: E402
+from sst_cleaner.tools.bench._scoring import find_manifests, load_corpus  # noqa: E402
 
 
 def safe_name(page_id: str) -> str:
@@ -39,14 +37,14 @@ def main(argv=None) -> int:
     ap.add_argument("data")
     ap.add_argument("out")
     ap.add_argument("--corpus", action="append", default=[])
-    ap.add_argument("--limit", type=int, default=0, help="render the first N pages of each corpus")
+    ap.add_argument("--limit", type=int, default=0, help="render the first N pages of each corpus (site by site)")
     args = ap.parse_args(argv)
     with Renderer() as r:
         for manifest in find_manifests(args.data):
             name = os.path.basename(os.path.dirname(os.path.abspath(manifest)))
             if args.corpus and name not in args.corpus:
                 continue
-            rows = load_manifest(manifest)
+            rows = load_corpus(manifest).pages
             if args.limit:
                 rows = rows[: args.limit]
             folder = os.path.join(args.out, name)
@@ -56,20 +54,20 @@ def main(argv=None) -> int:
             render_s = clean_s = 0.0
             cleaner = SiteCleaner(method="cehtd")
             for row in rows:
-                html = read_page(row)[0]
+                html = row.html
                 t0 = time.perf_counter()
                 try:
-                    out = r.render(html, row.get("url"))
+                    out = r.render(html, row.url)
                 except RenderError as exc:
                     failed += 1
-                    print(f"  {row['id']}: {exc}", file=sys.stderr)
+                    print(f"  {row.id}: {exc}", file=sys.stderr)
                     continue
                 t1 = time.perf_counter()
-                cleaner.clean(out, row.get("url"))
+                cleaner.clean(out, row.url)
                 clean_s += time.perf_counter() - t1
                 render_s += t1 - t0
                 n_bytes += len(html)
-                with open(os.path.join(folder, safe_name(row["id"])), "w", encoding="utf-8") as f:
+                with open(os.path.join(folder, safe_name(row.id)), "w", encoding="utf-8") as f:
                     f.write(out)
             done = len(rows) - failed
             print(

@@ -172,8 +172,9 @@ def test_del_and_c1_controls_of_page_text_never_reach_the_output_raw(tmp_path):
     (tmp_path / "<img src=x onerror=alert(1)>.html").write_bytes(PAGE)
     proc = run_cli(["clean", str(page)])
     assert proc.returncode == 0
-    row = json.loads(proc.stdout)  # escaped in JSON: nothing lost
-    assert "\x9b31m" in row["text"] and "\x7f" in row["text"]
+    row = json.loads(proc.stdout)  # C1 read as the Windows-1252 characters they were, DEL a space
+    assert "Plain words \u203a31m about the river \u2026 and the town for the test." in row["text"]
+    assert not any("\x7f" <= c <= "\x9f" for c in row["text"])
     assert not any("\x7f" <= c <= "\x9f" for c in proc.stdout.decode("utf-8"))
     for fmt in ("text", "markdown", "html"):
         proc = run_cli(["clean", str(tmp_path), "--format", fmt])
@@ -183,3 +184,30 @@ def test_del_and_c1_controls_of_page_text_never_reach_the_output_raw(tmp_path):
         assert "river" in out
     md = run_cli(["clean", str(tmp_path), "--format", "markdown"]).stdout.decode()
     assert "==> " + str(tmp_path) + "/&lt;img src=x onerror=alert(1)&gt;.html <==" in md
+
+
+def test_del_and_c1_controls_never_reach_a_result_raw_nor_as_references():
+    from sst_cleaner import SiteCleaner
+
+    controls = "".join(chr(c) for c in range(0x7F, 0xA0))
+    # the references a parser decodes to controls (the other ones of 128-159 are
+    # Windows-1252 characters), in hex, decimal, with leading zeros and without ';'
+    references = "&#x81; &#141; &#x8F; &#0144; &#x9d &#127; &#x1b; &#7; &#x1F;"
+    sentence = f"The ferry to the island {controls} leaves at {references} noon every day. "
+    page = f"<html><head><title>Ferry{controls}</title></head><body><article><h1>Times\x9b2J</h1><p>"
+    page += sentence * 8 + "Prices &#128; and &#155; stay as characters.</p></article></body></html>"
+    for html in (page, page.encode("utf-8")):
+        result = SiteCleaner().clean(html)
+        assert result.status == "ok"
+        for name in ("text", "markdown", "html", "title"):
+            value = getattr(result, name) or ""
+            assert not any("\x7f" <= c <= "\x9f" for c in value), (name, value[:200])
+        # raw C1 controls: the Windows-1252 characters of their bytes (a page read as
+        # Latin-1), the five bytes it leaves undefined and DEL a space
+        windows_1252 = "\u20ac \u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152 \u017d "
+        windows_1252 += "\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153 \u017e\u0178"
+        # the references a parser decodes to controls: a space each
+        assert f"The ferry to the island {windows_1252} leaves at noon every day." in result.text
+        assert "Times\u203a2J" in result.text
+        assert "Prices \u20ac and \u203a stay as characters." in result.text
+        assert result.metadata["title"] == f"Ferry {windows_1252}"

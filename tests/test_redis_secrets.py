@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
 
 import pytest
+from conftest import TESTS, _env
 from redis_server import RedisServer, free_port
 
 from sst_cleaner.scrapy._fleet import SharedSiteModelStore
@@ -35,6 +38,36 @@ def _use(store: SharedSiteModelStore) -> None:
         store.close()
 
 
+@pytest.fixture
+def log_of(caplog):
+    """``log_of(store)``: what using ``store`` (see :func:`_use`) logs, and only that."""
+
+    def run(store: SharedSiteModelStore) -> str:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="sst_cleaner"):
+            _use(store)
+        return caplog.text
+
+    return run
+
+
+def _crawl(demo_server, tmp_path, settings: dict) -> tuple[subprocess.CompletedProcess, dict]:
+    """A crawl of the demo site with the add-on and ``settings``, in a process of its
+    own (tests/redis_fleet_runner.py): the process and its output (items and stats)."""
+    out, cfg = tmp_path / "out.json", tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"url": demo_server.url, "out": str(out), "kinds": ["dict"], "settings": settings}))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(TESTS, "redis_fleet_runner.py"), str(cfg)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=str(tmp_path),
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, json.loads(out.read_text(encoding="utf-8"))
+
+
 def _forms(host_port: str, socket_path: str) -> list[str]:
     return [
         f"redis://{host_port}/0?password={SECRET}",
@@ -56,34 +89,29 @@ def _assert_no_secret(text: str) -> None:
 
 
 @pytest.mark.parametrize("url", _forms(f"127.0.0.1:{free_port()}", "/nonexistent/sst-redis.sock"))
-def test_no_password_is_logged_when_redis_is_unreachable(url, caplog):
-    with caplog.at_level(logging.INFO, logger="sst_cleaner"):
-        _use(_store(url))
-    assert "shared through Redis at" in caplog.text
-    assert "goes on with local models" in caplog.text
-    _assert_no_secret(caplog.text)
+def test_no_password_is_logged_when_redis_is_unreachable(url, log_of):
+    text = log_of(_store(url))
+    assert "shared through Redis at" in text
+    assert "goes on with local models" in text
+    _assert_no_secret(text)
 
 
-def test_no_password_is_logged_when_redis_answers_or_refuses(caplog, tmp_path):
+def test_no_password_is_logged_when_redis_answers_or_refuses(log_of, tmp_path):
     sock = str(tmp_path / "r.sock")
     with RedisServer(args=("--requirepass", SECRET, "--unixsocket", sock, "--unixsocketperm", "700")) as server:
         for url in _forms(f"127.0.0.1:{server.port}", sock):
             if url.startswith("rediss://"):
                 continue  # this server speaks no TLS: its failure is the unreachable case
-            caplog.clear()
-            with caplog.at_level(logging.INFO, logger="sst_cleaner"):
-                _use(_store(url))
-            assert "shared through Redis at" in caplog.text
-            assert "goes on with local models" not in caplog.text, url  # the password was right
-            _assert_no_secret(caplog.text)
+            text = log_of(_store(url))
+            assert "shared through Redis at" in text
+            assert "goes on with local models" not in text, url  # the password was right
+            _assert_no_secret(text)
             # the same URL with a wrong password: refused, and logged without it
             wrong = url.replace(SECRET[-6:], "Nope", 1)
-            caplog.clear()
-            with caplog.at_level(logging.INFO, logger="sst_cleaner"):
-                _use(_store(wrong))
-            assert "goes on with local models" in caplog.text, wrong
-            assert "Nope" not in caplog.text
-            _assert_no_secret(caplog.text)
+            text = log_of(_store(wrong))
+            assert "goes on with local models" in text, wrong
+            assert "Nope" not in text
+            _assert_no_secret(text)
 
 
 @pytest.mark.parametrize(
@@ -103,27 +131,12 @@ def test_no_password_is_in_the_error_for_a_url_redis_refuses(url):
 
 
 def test_no_password_reaches_the_log_of_a_crawl(demo_server, tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import TESTS, _env
-
     port = free_port()  # nothing listens there: the crawl goes local and says so
     url = f"redis://default:{SECRET}@127.0.0.1:{port}/0?password={SECRET}"
-    out, cfg = tmp_path / "out.json", tmp_path / "cfg.json"
     settings = {"SST_MODEL_STORE": url, "SST_REDIS_TIMEOUT": 0.3, "SST_SAMPLE_PAGES": 3, "SST_WORKERS": "thread"}
-    cfg.write_text(json.dumps({"url": demo_server.url, "out": str(out), "kinds": ["dict"], "settings": settings}))
-    proc = subprocess.run(
-        [sys.executable, os.path.join(TESTS, "redis_fleet_runner.py"), str(cfg)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=str(tmp_path),
-        timeout=240,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc, result = _crawl(demo_server, tmp_path, settings)
     assert "goes on with local models" in proc.stderr
-    _assert_no_secret(proc.stderr + proc.stdout + out.read_text(encoding="utf-8"))
+    _assert_no_secret(proc.stderr + proc.stdout + json.dumps(result))
 
 
 # -- scrapy-redis's connection settings ---------------------------------------------------
@@ -133,10 +146,6 @@ def test_redis_host_port_and_params_reach_the_server_and_db_scrapy_redis_uses(de
     """``SST_MODEL_STORE = "redis"`` with scrapy-redis's REDIS_HOST, REDIS_PORT and
     REDIS_PARAMS (a password and db 3): the crawl's models land where scrapy-redis's own
     client looks, and the password is in no log line."""
-    import subprocess
-    import sys
-
-    from conftest import TESTS, _env
     from scrapy.settings import Settings
     from scrapy_redis.connection import get_redis_from_settings
 
@@ -154,30 +163,19 @@ def test_redis_host_port_and_params_reach_the_server_and_db_scrapy_redis_uses(de
             SST_WORKERS="thread",
             SST_REDIS_TIMEOUT=2,
         )
-        out, cfg = tmp_path / "out.json", tmp_path / "cfg.json"
-        cfg.write_text(json.dumps({"url": demo_server.url, "out": str(out), "kinds": ["dict"], "settings": settings}))
-        proc = subprocess.run(
-            [sys.executable, os.path.join(TESTS, "redis_fleet_runner.py"), str(cfg)],
-            capture_output=True,
-            text=True,
-            env=_env(),
-            cwd=str(tmp_path),
-            timeout=240,
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        proc, result = _crawl(demo_server, tmp_path, settings)
         assert "goes on with local models" not in proc.stderr, proc.stderr[-3000:]
         scrapy_redis = get_redis_from_settings(Settings(redis_settings))
         models = [k for k in scrapy_redis.scan_iter("conn:*") if k.endswith(b":model")]
         assert models, "no model reached scrapy-redis's server and db"
         other_db = get_redis_from_settings(Settings(dict(redis_settings, REDIS_PARAMS={"password": SECRET})))
         assert not list(other_db.scan_iter("conn:*"))  # db 0 holds none of them
-        result = json.loads(out.read_text(encoding="utf-8"))
         assert result["stats"].get("sst/redis/models_published", 0) >= 1
         assert "redis://127.0.0.1:%d/3" % server.port in proc.stderr  # where it is, said in the log
     assert SECRET not in proc.stderr + proc.stdout
 
 
-def test_a_wrong_password_in_redis_params_is_not_logged(caplog):
+def test_a_wrong_password_in_redis_params_is_not_logged(log_of):
     with RedisServer(args=("--requirepass", SECRET)) as server:
         settings = {
             "SST_MODEL_STORE": "redis",
@@ -188,7 +186,6 @@ def test_a_wrong_password_in_redis_params_is_not_logged(caplog):
         }
         store = SharedSiteModelStore(load_config(settings), settings=settings)
         assert "WrongPassword99" not in repr(store.redis_config)
-        with caplog.at_level(logging.INFO, logger="sst_cleaner"):
-            _use(store)
-    assert "goes on with local models" in caplog.text
-    assert "WrongPassword99" not in caplog.text
+        text = log_of(store)
+    assert "goes on with local models" in text
+    assert "WrongPassword99" not in text

@@ -19,6 +19,28 @@ def _sst_warnings(log: str) -> list[str]:
     return [line for line in log.splitlines() if "WARNING" in line and "sst" in line]
 
 
+def _delivered(result: dict) -> list[dict]:
+    """The items of a crawl, once checked that each yielded one arrived exactly once."""
+    received = result["received"]
+    assert_exactly_once(result["yielded"], (r["id"] for r in received))
+    return received
+
+
+def _small_crawl(demo_server, tmp_path, name: str, kinds: list[str], **settings) -> dict:
+    """A 12-page crawl of the demo site with a 5-page sample and thread workers (plus
+    ``settings``): every item delivered exactly once, and with its text."""
+    result = crawl_in_subprocess(
+        tmp_path,
+        name,
+        url=demo_server.url,
+        kinds=kinds,
+        max_pages=12,
+        settings={"SST_SAMPLE_PAGES": 5, "SST_WORKERS": "thread", **settings},
+    )
+    assert all(r["text"] for r in _delivered(result))
+    return result
+
+
 def test_closespider_itemcount_delivers_as_without_the_addon(demo_server, tmp_path):
     """The sample (20 pages) holds every item at first: the add-on used to let the crawl run
     on while items were held or being cleaned, and delivered every item of the site (60)
@@ -33,7 +55,7 @@ def test_closespider_itemcount_delivers_as_without_the_addon(demo_server, tmp_pa
         tmp_path, "plain", url=demo_server.url, kinds=kinds, settings={**settings, "SST_ENABLED": False}
     )
     addon = crawl_in_subprocess(tmp_path, "addon", url=demo_server.url, kinds=kinds, settings=settings)
-    assert_exactly_once(addon["yielded"], (r["id"] for r in addon["received"]))
+    _delivered(addon)
     for result in (plain, addon):
         assert result["stats"]["finish_reason"] == "closespider_itemcount"
     n_plain, n_addon = len(plain["received"]), len(addon["received"])
@@ -46,17 +68,8 @@ def test_closespider_itemcount_delivers_as_without_the_addon(demo_server, tmp_pa
 def test_a_missing_optional_field_costs_only_that_field(demo_server, tmp_path):
     """``PageItem`` has ``url`` and ``text`` but no ``metadata``: its items used to lose their
     text too (flagged 'error'), with the crawl ending as if all were well."""
-    result = crawl_in_subprocess(
-        tmp_path,
-        "no-metadata-field",
-        url=demo_server.url,
-        kinds=["item"],
-        max_pages=12,
-        settings={"SST_METADATA_FIELD": "metadata", "SST_SAMPLE_PAGES": 5, "SST_WORKERS": "thread"},
-    )
+    result = _small_crawl(demo_server, tmp_path, "no-metadata-field", ["item"], SST_METADATA_FIELD="metadata")
     received = result["received"]
-    assert_exactly_once(result["yielded"], (r["id"] for r in received))
-    assert all(r["text"] for r in received)
     assert all(r["metadata"] is None for r in received)
     assert sst_stat(result, "items_missing_optional_field") == len(received)
     assert sst_stat(result, "items_missing_field") == 0
@@ -67,39 +80,23 @@ def test_a_missing_optional_field_costs_only_that_field(demo_server, tmp_path):
 def test_the_readme_item_class_crawls_without_warnings(demo_server, tmp_path):
     """The README's item class (``url`` and ``text``) has no ``sst_status`` field, which is on
     by default: that used to be a WARNING on every crawl."""
-    result = crawl_in_subprocess(
-        tmp_path,
-        "readme-item",
-        url=demo_server.url,
-        kinds=["item"],
-        max_pages=12,
-        settings={"SST_SAMPLE_PAGES": 5, "SST_WORKERS": "thread"},
-    )
-    assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
-    assert all(r["text"] for r in result["received"])
+    result = _small_crawl(demo_server, tmp_path, "readme-item", ["item"])
     assert not _sst_warnings(result["log"]), _sst_warnings(result["log"])
 
 
 def test_none_from_the_command_line_turns_settings_off(demo_server, tmp_path):
     """``-s NAME=None`` gives the string "None": it used to name a status field 'None'
     (warned about on every class) and a model folder ./None."""
-    result = crawl_in_subprocess(
+    result = _small_crawl(
+        demo_server,
         tmp_path,
         "none-strings",
-        url=demo_server.url,
-        kinds=["status"],  # declares sst_status
-        max_pages=12,
-        settings={
-            "SST_STATUS_FIELD": "None",
-            "SST_MODEL_DIR": "None",
-            "SST_METADATA_FIELD": "none",
-            "SST_SAMPLE_PAGES": 5,
-            "SST_WORKERS": "thread",
-        },
+        ["status"],  # declares sst_status
+        SST_STATUS_FIELD="None",
+        SST_MODEL_DIR="None",
+        SST_METADATA_FIELD="none",
     )
     received = result["received"]
-    assert_exactly_once(result["yielded"], (r["id"] for r in received))
-    assert all(r["text"] for r in received)
     assert all(r["status"] is None for r in received)  # the flag is off
     assert sst_stat(result, "status/cleaned") + sst_stat(result, "status/fallback") == len(received)
     assert not (tmp_path / "None").exists()
@@ -107,34 +104,26 @@ def test_none_from_the_command_line_turns_settings_off(demo_server, tmp_path):
     assert not _sst_warnings(result["log"]), _sst_warnings(result["log"])
 
 
+#: the optional settings and the config attribute each one sets
+OPTIONAL_SETTINGS = {
+    "SST_STATUS_FIELD": "status_field",
+    "SST_MODEL_DIR": "model_dir",
+    "SST_MARKDOWN_FIELD": "markdown_field",
+    "SST_HTML_FIELD": "html_field",
+    "SST_METADATA_FIELD": "metadata_field",
+    "SST_SENTENCES_FIELD": "sentences_field",
+    "SST_BLOCKS_FIELD": "blocks_field",
+    "SST_SOURCE_FIELD": "source_field",
+    "SST_URL_FIELD": "url_field",
+    "SST_WORKER_INIT": "worker_init",
+}
+
+
 @pytest.mark.parametrize("off", [None, "None", "none", " NONE ", ""])
 def test_every_optional_setting_reads_none_and_blank_as_off(off):
-    settings = {
-        "SST_STATUS_FIELD": off,
-        "SST_MODEL_DIR": off,
-        "SST_MARKDOWN_FIELD": off,
-        "SST_HTML_FIELD": off,
-        "SST_METADATA_FIELD": off,
-        "SST_SENTENCES_FIELD": off,
-        "SST_BLOCKS_FIELD": off,
-        "SST_SOURCE_FIELD": off,
-        "SST_URL_FIELD": off,
-        "SST_WORKER_INIT": off,
-    }
-    cfg = load_config(settings)
-    for name in (
-        "status_field",
-        "model_dir",
-        "markdown_field",
-        "html_field",
-        "metadata_field",
-        "sentences_field",
-        "blocks_field",
-        "source_field",
-        "url_field",
-        "worker_init",
-    ):
-        assert getattr(cfg, name) is None, name
+    cfg = load_config(dict.fromkeys(OPTIONAL_SETTINGS, off))
+    for setting, name in OPTIONAL_SETTINGS.items():
+        assert getattr(cfg, name) is None, setting
     assert load_config({"SST_PARAMS": off}).params == {}
     assert load_config({"SST_PROCESSES": off}).processes == load_config({}).processes
     assert store_url({"SST_MODEL_STORE": off}) is None  # the in-process store
@@ -148,7 +137,7 @@ def test_a_recrawl_with_the_saved_model_learns_nothing_new_and_cleans_the_same(d
     first = crawl_in_subprocess(tmp_path, "learn-1", url=demo_server.url, settings=settings)
     second = crawl_in_subprocess(tmp_path, "learn-2", url=demo_server.url, settings=settings)
     for result in (first, second):
-        assert_exactly_once(result["yielded"], (r["id"] for r in result["received"]))
+        _delivered(result)
     # crawl 1 learnt every page it saw: the sample by the fit, the others after it (but
     # for refinements its worker's refinement budget skipped, none on an ordinary run)
     skipped = sst_stat(first, "refinements_skipped")

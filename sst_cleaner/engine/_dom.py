@@ -374,6 +374,21 @@ _NON_XML_CHARS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # several times cheaper than regex searches on the str
 _SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if i >= 0x80 else i) for i in range(256))
 
+# DEL and the C1 controls (U+0080-U+009F): never text, and on a terminal U+009B opens
+# an escape sequence like ESC [. A raw one is a Windows-1252 byte read as Latin-1 (the
+# mistake HTML's own rules undo: they read Latin-1 as Windows-1252, and map the
+# references &#128; to &#159; the same way), so it becomes that character; DEL and the
+# five bytes Windows-1252 leaves undefined become a space, as C0 controls do. Numeric
+# references the parser would decode to a control (the C0 ones but tab, LF and CR,
+# &#127;, and those five) become a space too.
+_C1_CHARS = re.compile("[\x7f-\x9f]")
+_C1_AS_TEXT = {chr(c): bytes([c]).decode("cp1252", "replace").replace("\ufffd", " ") for c in range(0x80, 0xA0)}
+_C1_AS_TEXT["\x7f"] = " "
+_CONTROL_REFERENCE = re.compile(
+    r"&#(?:[xX]0*(?:[1-8bBcCeEfF]|1[0-9a-fA-F]|7[fF]|8[1dDfF]|9[0dD])(?![0-9a-fA-F])"
+    r"|0*(?:[1-8]|1[1246789]|2[0-9]|3[01]|127|129|141|143|144|157)(?![0-9]));?"
+)
+
 
 def _sanitize_text(text: str) -> tuple[str, Optional[bytes]]:
     """``text`` without what lxml refuses or a method could choke on, and its UTF-8
@@ -388,11 +403,19 @@ def _sanitize_text(text: str) -> tuple[str, Optional[bytes]]:
     if b"\x00" in data:  # NUL is the only character with a zero byte: found on the bytes
         text = text.replace("\x00", "")
         data = text.encode("utf-8")
+    raw = data
     scan = data.translate(_SCAN_BYTES)
     # U+FFFE / U+FFFF looked for in the str: a one-character search, where their three
     # UTF-8 bytes are a slow multi-byte search
     if b"\x00" in scan or "\ufffe" in text or "\uffff" in text:
         text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
+        data = None
+    # a C1 control's UTF-8 starts with the byte C2: only then is the str searched
+    if b"\x7f" in raw or (b"\xc2" in raw and _C1_CHARS.search(text) is not None):
+        text = _C1_CHARS.sub(lambda m: _C1_AS_TEXT[m.group()], text)
+        data = None
+    if b"&#" in raw and _CONTROL_REFERENCE.search(text) is not None:
+        text = _CONTROL_REFERENCE.sub(" ", text)
         data = None
     # _may_hold_run's test, on the bytes already scanned (the replacements above only
     # break runs)

@@ -65,8 +65,8 @@ from sst_cleaner.engine.methods.cetd import (
     Densities,
     comment_like,
     compute_densities,
-    label_blocks,
-    select_content,
+    content_blocks,
+    saved_page_count,
 )
 
 logger = logging.getLogger(__name__)
@@ -314,8 +314,7 @@ class CEHTDMethod:
         hd = hybrid_densities(page.root, self.skip_comments, self.inline_tags)
         if hd is None:
             return self._without_layout(page)
-        roots = [hd.elements[i] for i in select_content(hd, "htd", self.text_nodes)]  # type: ignore[arg-type]
-        blocks = label_blocks(page, roots, hd, "htd", self.inline_share)  # type: ignore[arg-type]
+        blocks = content_blocks(page, hd, "htd", self.text_nodes, self.inline_share)  # type: ignore[arg-type]
         return CleanResult.from_blocks(blocks, "cehtd", page.title)
 
     def _without_layout(self, page: PreparedPage) -> CleanResult:
@@ -345,6 +344,5 @@ class CEHTDMethod:
     @classmethod
     def from_dict(cls, state: dict, **params: Any) -> "CEHTDMethod":
         obj = cls(**params)
-        n = state.get("n_pages", 0) if isinstance(state, dict) else 0
-        obj.n_pages = n if isinstance(n, int) and n >= 0 else 0
+        obj.n_pages = saved_page_count(state)
         return obj

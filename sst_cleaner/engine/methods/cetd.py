@@ -566,8 +566,7 @@ class CETDMethod:
 
     def clean(self, page: PreparedPage) -> CleanResult:
         d = compute_densities(page.root, comment_like if self.skip_comments else None, inline_tags=self.inline_tags)
-        roots = [d.elements[i] for i in select_content(d, self.density, self.text_nodes)]
-        blocks = label_blocks(page, roots, d, self.density, self.inline_share)
+        blocks = content_blocks(page, d, self.density, self.text_nodes, self.inline_share)
         return CleanResult.from_blocks(blocks, "cetd", page.title)
 
     def to_dict(self) -> dict:
@@ -576,6 +575,22 @@ class CETDMethod:
     @classmethod
     def from_dict(cls, state: dict, **params: Any) -> "CETDMethod":
         obj = cls(**params)
-        n = state.get("n_pages", 0) if isinstance(state, dict) else 0
-        obj.n_pages = n if isinstance(n, int) and n >= 0 else 0
+        obj.n_pages = saved_page_count(state)
         return obj
+
+
+def content_blocks(
+    page: PreparedPage, d: Densities, density: str, text_nodes: bool, inline_share: Optional[float]
+) -> list[Block]:
+    """The page's blocks labelled from the content roots :func:`select_content` picks on
+    ``d`` by ``density`` (CETD's ``td``/``ctd``, or any density ``d`` carries, such as
+    CEHTD's ``htd``)."""
+    roots = [d.elements[i] for i in select_content(d, density, text_nodes)]
+    return label_blocks(page, roots, d, density, inline_share)
+
+
+def saved_page_count(state: Any) -> int:
+    """The ``n_pages`` of a saved page-level model (``to_dict``'s), 0 when it is not a
+    count: a model file is untrusted."""
+    n = state.get("n_pages", 0) if isinstance(state, dict) else 0
+    return n if isinstance(n, int) and n >= 0 else 0
