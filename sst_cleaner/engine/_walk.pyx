@@ -313,6 +313,20 @@ def child_steps(parent):
     return steps
 
 
+cdef inline tree.xmlNode* _next_node(tree.xmlNode* c, tree.xmlNode* c_root) noexcept nogil:
+    """The node after ``c`` in document order within ``c_root``'s subtree (an element's
+    children first), NULL past its end."""
+    if c.type == tree.XML_ELEMENT_NODE and c.children is not NULL:
+        return c.children
+    if c is c_root:
+        return NULL
+    while c.next is NULL:
+        c = c.parent
+        if c is c_root or c is NULL:
+            return NULL
+    return c.next
+
+
 cdef inline bint _named(tree.xmlNode* c, tuple names):
     """Whether ``c``, an element, has one of ``names`` (bytes) as its tag, in no namespace
     (as lxml's ``iter(*names)`` matches them)."""
@@ -354,21 +368,13 @@ def find_elements(root, tuple names=None, tuple attrs=None, str value=None, Py_s
     cdef cetree._Document doc = r._doc
     cdef list out = []
     while c is not NULL:
-        if c.type == tree.XML_ELEMENT_NODE:
-            if (names is not None and _named(c, names)) or (attrs is not None and _marked(c, attrs, value)):
-                if len(out) == limit:
-                    break
-                out.append(cetree.elementFactory(doc, c))
-            if c.children is not NULL:
-                c = c.children
-                continue
-        if c is c_root:
-            break
-        while c.next is NULL:
-            c = c.parent
-            if c is c_root or c is NULL:
-                return out
-        c = c.next
+        if c.type == tree.XML_ELEMENT_NODE and (
+            (names is not None and _named(c, names)) or (attrs is not None and _marked(c, attrs, value))
+        ):
+            if len(out) == limit:
+                break
+            out.append(cetree.elementFactory(doc, c))
+        c = _next_node(c, c_root)
     return out
 
 
@@ -447,21 +453,11 @@ def hiding_elements(root):
     cdef list out = []
     cdef int kind
     while c is not NULL:
-        if c.type == tree.XML_ELEMENT_NODE:
-            if c.properties is not NULL:
-                kind = _hiding_attribute(c)
-                if kind:
-                    out.append((cetree.elementFactory(doc, c), kind == 2))
-            if c.children is not NULL:
-                c = c.children
-                continue
-        if c is c_root:
-            break
-        while c.next is NULL:
-            c = c.parent
-            if c is c_root or c is NULL:
-                return out
-        c = c.next
+        if c.type == tree.XML_ELEMENT_NODE and c.properties is not NULL:
+            kind = _hiding_attribute(c)
+            if kind:
+                out.append((cetree.elementFactory(doc, c), kind == 2))
+        c = _next_node(c, c_root)
     return out
 
 
