@@ -47,7 +47,7 @@ def _extensions() -> list:
         return []
     try:
         return cythonize(
-            COMPILED + _lxml_extensions(),
+            COMPILED + _pyx_extensions(),
             compiler_directives={
                 "language_level": 3,
                 # a compiled module keeps Python's semantics: annotations are documentation
@@ -63,17 +63,20 @@ def _extensions() -> list:
         return []
 
 
-def _lxml_extensions() -> list:
-    """The modules written against lxml's C API (``.pyx``: they walk libxml2's nodes,
-    which no Python source can), built only where lxml's headers are found; each has a
-    pure-Python equivalent that runs where it is missing."""
+def _pyx_extensions() -> list:
+    """The modules written in Cython itself (``.pyx``), each with a pure-Python
+    equivalent that runs where it is missing: the walk over libxml2's nodes (built only
+    where lxml's headers are found) and the scorer's tree walk over C doubles."""
+    from setuptools import Extension
+
+    trees = "sst_cleaner/engine/methods/sitestats/_trees"
+    extensions = [Extension(trees.replace("/", "."), [trees + ".pyx"])]
     try:
         import lxml
     except ImportError:
-        return []
-    from setuptools import Extension
-
-    return [Extension("sst_cleaner.engine._walk", ["sst_cleaner/engine/_walk.pyx"], include_dirs=lxml.get_include())]
+        return extensions
+    walk = Extension("sst_cleaner.engine._walk", ["sst_cleaner/engine/_walk.pyx"], include_dirs=lxml.get_include())
+    return extensions + [walk]
 
 
 class OptionalBuildExt(build_ext):

@@ -233,3 +233,32 @@ def test_the_compiled_walk_finds_the_runs_of_combining_marks_the_python_check_fi
         assert _walk.holds_run(root, bits, _dom.MAX_NONSTARTERS) is expected, body
     for root in _generated_roots():
         assert _walk.holds_run(root, bits, _dom.MAX_NONSTARTERS) is python_check(root)
+
+
+@pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled tree walk is built with the engine only")
+def test_the_compiled_tree_walk_scores_rows_as_the_numpy_walk_does():
+    # the shipped scorers on random rows, on rows sitting exactly on the splits' thresholds
+    # (which go left) and on rows of ints: the same probabilities, to the bit
+    import numpy as np
+
+    from sst_cleaner.engine.methods.sitestats import _scorer
+
+    rng = np.random.default_rng(7)
+    scorers = _scorer.load_scorer()
+    for ensemble in (scorers.site, scorers.page):
+        n_cols = ensemble.n_features
+        rows = [list(rng.uniform(-1.0, 12.0, n_cols)) for _ in range(300)]
+        on_splits = [[0.0] * n_cols for _ in range(50)]
+        for row in on_splits:
+            for slot in rng.integers(0, len(ensemble._feature), 40):
+                row[ensemble._feature[slot]] = float(ensemble._threshold[slot])
+        ints = [[int(v) for v in row] for row in rows[:50]]
+        for batch in (rows, on_splits, ints, rows[:1]):
+            compiled = ensemble.predict_rows(batch)
+            saved, _scorer._c_leaf_indices = _scorer._c_leaf_indices, None
+            try:
+                by_numpy = ensemble.predict_rows(batch)
+            finally:
+                _scorer._c_leaf_indices = saved
+            assert compiled.tobytes() == by_numpy.tobytes()
+        assert len(set(ensemble.predict_rows(rows).tolist())) > 10  # the rows reach many leaves

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+try:  # built beside the engine where Cython and a compiler were found
+    from sst_cleaner.engine.methods.sitestats._trees import leaf_indices as _c_leaf_indices
+except ImportError:
+    _c_leaf_indices = None  # type: ignore[assignment]
+
 
 def _feature_names() -> tuple:
     # imported when a scorer is built, not with this module: hybrid imports this module
@@ -48,6 +53,7 @@ class TreeEnsemble:
         if len(given) != len(names) or set(given) != set(names):
             raise ValueError("scorer was trained on other features than this version computes")
         self.baseline = float(spec["baseline"])
+        self.n_features = len(names)
         trees = [self._checked(t, len(names)) for t in spec["trees"]]
         column = {name: i for i, name in enumerate(names)}
         placed = [column[name] for name in given]  # the file's feature i -> the row's column
@@ -141,6 +147,22 @@ class TreeEnsemble:
         if not n:
             return np.zeros(0)
         n_cols = len(rows[0])
+        if _c_leaf_indices is not None and n_cols == self.n_features:
+            # the compiled walk reads the rows as they are (see _trees.pyx)
+            leaf = np.empty((n, self.n_trees), dtype=np.intp)
+            _c_leaf_indices(
+                rows if type(rows) is list else list(rows),
+                n_cols,
+                self._feature,
+                self._threshold,
+                self.n_trees,
+                self._stride,
+                self.depth,
+                self._n_leaves,
+                self.n_internal,
+                leaf,
+            )
+            return self._probability(leaf)
         pack = _row_packer(n_cols)
         return self._walk(np.frombuffer(b"".join([pack(*row) for row in rows]), float, n * n_cols), n, n_cols)
 
@@ -169,6 +191,13 @@ class TreeEnsemble:
             at += go_right
         # the leaf of slot s of tree t sits at t * n_leaves + s - n_internal
         leaf = at + (np.arange(k, dtype=np.intp) * (self._n_leaves - self._stride) - self.n_internal)
+        return self._probability(leaf)
+
+    def _probability(self, leaf: np.ndarray) -> np.ndarray:
+        """The logistic link of the baseline plus the values of each row's leaves
+        (``leaf``: rows x trees, indices into the flat leaf values)."""
+        import numpy as np
+
         z = self.baseline + self._leaf_value.take(leaf).sum(axis=1)
         return 1.0 / (1.0 + np.exp(-z))
 
