@@ -66,11 +66,15 @@ def _extensions() -> list:
 def _pyx_extensions() -> list:
     """The modules written in Cython itself (``.pyx``), each with a pure-Python
     equivalent that runs where it is missing: the walk over libxml2's nodes (built only
-    where lxml's headers are found) and the scorer's tree walk over C doubles."""
+    where lxml's headers are found), the scorer's tree walk over C doubles and the scan
+    for words shaped like code."""
     from setuptools import Extension
 
-    trees = "sst_cleaner/engine/methods/sitestats/_trees"
-    extensions = [Extension(trees.replace("/", "."), [trees + ".pyx"])]
+    sitestats = "sst_cleaner/engine/methods/sitestats/"
+    extensions = [
+        Extension((sitestats + name).replace("/", "."), [sitestats + name + ".pyx"])
+        for name in ("_trees", "_code_marks")
+    ]
     try:
         import lxml
     except ImportError:

@@ -262,3 +262,28 @@ def test_the_compiled_tree_walk_scores_rows_as_the_numpy_walk_does():
                 _scorer._c_leaf_indices = saved
             assert compiled.tobytes() == by_numpy.tobytes()
         assert len(set(ensemble.predict_rows(rows).tolist())) > 10  # the rows reach many leaves
+
+
+@pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled word scan is built with the engine only")
+def test_the_compiled_word_scan_counts_the_code_words_the_expression_finds():
+    # random texts of the expression's characters, letters of other scripts and Unicode
+    # spaces, and marks near the 41st character of a word: the count str.split() and the
+    # expression give
+    import random
+
+    from sst_cleaner.engine.methods.sitestats import _page_context
+
+    rng = random.Random(5)
+    pieces = list("abxzABXZ09_:->()<>{}[];=&*#.é日ß\u0130 \t\n\xa0\u2003\u3000\x1c\x85")
+    pieces += ["aB", ".get(", "::", "->", "()", "a_b", "x" * 45]
+    for _ in range(3000):
+        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(rng.randint(0, 4))]
+        edge = "w" * rng.randint(37, 42)
+        texts.append(edge + rng.choice(["_a", "aB", "#", "::", ".ab("]) + " ." + "a" * rng.randint(39, 41) + "(")
+        saved, _page_context._c_code_word_counts = _page_context._c_code_word_counts, None
+        try:
+            expected = _page_context.code_word_share(texts)
+        finally:
+            _page_context._c_code_word_counts = saved
+        assert _page_context.code_word_share(texts) == expected, texts
+    assert _page_context.code_word_share(["a_b x", "y"]) == 1 / 3  # the count itself, not only agreement

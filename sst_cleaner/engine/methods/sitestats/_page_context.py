@@ -28,6 +28,10 @@ try:  # built beside the engine where Cython, a compiler and lxml's headers were
     from sst_cleaner.engine._walk import child_kinds as _c_child_kinds
 except ImportError:
     _c_child_kinds = None  # type: ignore[assignment]
+try:  # built beside the engine where Cython and a compiler were found
+    from sst_cleaner.engine.methods.sitestats._code_marks import code_word_counts as _c_code_word_counts
+except ImportError:
+    _c_code_word_counts = None  # type: ignore[assignment]
 
 _ALONE = (1, 0)  # like_siblings of an element none of its parent's children is like
 
@@ -69,6 +73,9 @@ def code_word_share(texts: list) -> float:
     its first 41 characters): a reference manual's signatures and identifiers, whatever
     markup its generator sets them in (tables, spans, code). Counted text by text: the
     words of the texts joined by spaces are those of each text in turn."""
+    if _c_code_word_counts is not None:  # the same count, each text scanned in place
+        code, total = _c_code_word_counts(texts)
+        return code / max(1, total)
     code = total = 0
     for n_code, n_words in map(_CODE_WORDS_IN.__getitem__, texts):
         code += n_code
