@@ -287,3 +287,32 @@ def test_the_compiled_word_scan_counts_the_code_words_the_expression_finds():
             _page_context._c_code_word_counts = saved
         assert _page_context.code_word_share(texts) == expected, texts
     assert _page_context.code_word_share(["a_b x", "y"]) == 1 / 3  # the count itself, not only agreement
+
+
+@pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled look-ups are built with the engine only")
+def test_the_compiled_paths_name_elements_as_the_python_paths_do():
+    # generated pages, a wide parent (its steps from one table) beside narrow ones (their
+    # siblings counted), same-named siblings and comments between them; asked in document
+    # order and in reverse (the memos filled in another order)
+    from docsite import site
+
+    from sst_cleaner.engine import _compiled
+    from sst_cleaner.engine._dom import parse_html
+
+    wide = "".join(f"<p>{i}</p><!-- c --><div>x</div>" if i % 7 else f"<span>{i}</span>" for i in range(80))
+    pages = [h for _u, h in site(3)]
+    pages.append(f"<html><body><div>{wide}</div><ul><li>a<li>b</ul><ol><li>c</ol><p>z</p><section><p>y</section>")
+    compiled = _compiled.walk_function("element_path")
+    for html in pages:
+        for order in (1, -1):
+            paths = {}
+            for use in (compiled, None):
+                page = parse_html(html)
+                elements = [el for el in page.root.iter() if isinstance(el.tag, str)][::order]
+                _compiled._found["element_path"] = use
+                try:
+                    paths[use] = [page.xpath_of(el) for el in elements]
+                finally:
+                    _compiled._found["element_path"] = compiled
+            assert paths[compiled] == paths[None]
+            assert len(set(paths[None])) == len(paths[None])  # every element named apart

@@ -292,6 +292,11 @@ class PreparedPage:
         hit = paths.get(el)
         if hit is not None:
             return hit
+        compiled = walk_function("element_path")  # the same walk over libxml2's nodes
+        if compiled is not None:
+            got = compiled(el, paths, self._steps)
+            if got is not None:
+                return got
         chain = []  # (node, its parent): each parent is asked for once
         node = el
         while node is not None and node not in paths:

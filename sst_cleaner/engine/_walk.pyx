@@ -23,6 +23,9 @@ from sst_cleaner.engine._segment import TextBlock
 
 cetree.import_lxml__etree()
 
+#: a parent with more element children than this gets a table of their steps
+cdef Py_ssize_t _WIDE_PARENT = 32
+
 cdef enum:
     _PLAIN = 0
     _BLOCK = 1
@@ -311,6 +314,96 @@ def child_steps(parent):
                 steps[child] = f"{t}[{n}]"
         c = c.next
     return steps
+
+
+cdef inline bint _same_name(tree.xmlNode* a, tree.xmlNode* b) noexcept nogil:
+    """Whether two elements have the same tag (name and namespace), as ``.tag`` tells."""
+    if strcmp(<const char*>a.name, <const char*>b.name) != 0:
+        return False
+    if a.ns is NULL or b.ns is NULL:
+        return a.ns is b.ns
+    if a.ns.href is NULL or b.ns.href is NULL:
+        return a.ns.href is b.ns.href
+    return strcmp(<const char*>a.ns.href, <const char*>b.ns.href) == 0
+
+
+cdef object _own_step(tree.xmlNode* c):
+    """``c``'s step among its parent's element children, by the rule of ``child_steps``,
+    counted over its siblings alone."""
+    cdef Py_ssize_t n = 1
+    cdef bint indexed = False
+    cdef tree.xmlNode* s = c.prev
+    while s is not NULL:
+        if s.type == tree.XML_ELEMENT_NODE and _same_name(s, c):
+            n += 1
+        s = s.prev
+    indexed = n > 1
+    s = c.next
+    while not indexed and s is not NULL:
+        if s.type == tree.XML_ELEMENT_NODE and _same_name(s, c):
+            indexed = True
+        s = s.next
+    t = cetree.namespacedName(c)
+    return f"{t}[{n}]" if indexed else t
+
+
+cdef bint _wide(tree.xmlNode* p) noexcept nogil:
+    """More element children than _WIDE_PARENT: their steps are worth one table."""
+    cdef Py_ssize_t n = 0
+    cdef tree.xmlNode* c = p.children
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            n += 1
+            if n > _WIDE_PARENT:
+                return True
+        c = c.next
+    return False
+
+
+def element_path(el, dict paths, dict steps):
+    """:meth:`sst_cleaner.engine._dom.PreparedPage.xpath_of` over libxml2's nodes, with
+    its memos: ``paths`` (element -> path) and ``steps`` (parent -> its children's steps,
+    made for wide parents only: a narrow one's siblings are counted for each step);
+    None for an element this module does not walk."""
+    if not isinstance(el, cetree._Element):
+        return None
+    hit = paths.get(el)
+    if hit is not None:
+        return hit
+    cdef cetree._Document doc = (<cetree._Element>el)._doc
+    cdef tree.xmlNode* c
+    cdef tree.xmlNode* p
+    cdef list chain = []  # el and its ancestors up to the first one with a known path
+    cdef Py_ssize_t i
+    node = el
+    prefix = ""
+    top = None  # the first ancestor with a known path
+    while True:
+        chain.append(node)
+        p = (<cetree._Element>node)._c_node.parent
+        if p is NULL or p.type != tree.XML_ELEMENT_NODE:
+            break
+        node = cetree.elementFactory(doc, p)
+        got = paths.get(node)
+        if got is not None:
+            prefix = got
+            top = node
+            break
+    for i in range(len(chain) - 1, -1, -1):
+        node = chain[i]
+        c = (<cetree._Element>node)._c_node
+        p = c.parent
+        if p is NULL or p.type != tree.XML_ELEMENT_NODE:
+            step = cetree.namespacedName(c)
+        else:
+            parent = chain[i + 1] if i + 1 < len(chain) else top
+            table = steps.get(parent)
+            if table is None and _wide(p):
+                table = steps[parent] = child_steps(parent)
+            step = table[node] if table is not None else _own_step(c)
+        prefix = prefix + "/" + step
+        paths[node] = prefix
+    return prefix
 
 
 cdef inline tree.xmlNode* _next_node(tree.xmlNode* c, tree.xmlNode* c_root) noexcept nogil:
