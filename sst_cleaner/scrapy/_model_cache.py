@@ -35,7 +35,7 @@ class ModelCache:
         return len(self._models)
 
     def path(self, site: str) -> str:
-        from sst_cleaner.scrapy._model_files import model_filename
+        from sst_cleaner.scrapy._site_keys import model_filename
 
         return os.path.join(self.folder or ".", model_filename(site))
 

@@ -78,13 +78,6 @@ def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool, o
     )
 
 
-def default_processes() -> int:
-    """CPUs this process may use, minus one for the reactor (at least 1)."""
-    from sst_cleaner.engine._parallel_fit import usable_cpus
-
-    return max(1, usable_cpus() - 1)
-
-
 def import_callable(path: str) -> Callable[..., Any]:
     from importlib import import_module
 
