@@ -107,13 +107,10 @@ def _init_worker(
     if init:
         import_callable(init)()
     _W.clear()
-    if max_models:
-        from sst_cleaner.engine._cleaner import SiteCleaner
-        from sst_cleaner.scrapy._model_cache import ModelCache
+    from sst_cleaner.engine._cleaner import SiteCleaner
+    from sst_cleaner.scrapy._model_cache import ModelCache
 
-        models: Any = ModelCache(max_models, spill_dir, lambda path: SiteCleaner.load(path, params=params))
-    else:
-        models = _Models()
+    models = ModelCache(max_models, spill_dir, lambda path: SiteCleaner.load(path, params=params))
     _W.update(method=method, params=params, models=models, fallback=None)
 
 
@@ -225,20 +222,6 @@ def clean_page(
         result = cleaner.clean(prepared)
     result.source = (url, body, encoding)  # the metadata is read from the raw page
     return clean_fields(result, sentences, blocks, site_model, outputs)
-
-
-class _Models(dict):
-    """Every model kept (``SST_MAX_MODELS = 0``): the interface of ModelCache on a dict."""
-
-    def put(self, site: str, model: Any) -> None:
-        self[site] = model
-
-    def save(self, site: str, path: str) -> bool:
-        model = self.get(site)
-        if model is None:
-            return False
-        model.save(path)
-        return True
 
 
 def _fallback():
