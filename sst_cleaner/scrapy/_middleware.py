@@ -53,7 +53,7 @@ from twisted.internet.defer import Deferred
 
 from sst_cleaner.scrapy._builds import SiteBuilds
 from sst_cleaner.scrapy._compat import close_spider
-from sst_cleaner.scrapy._crawl_state import (  # noqa: F401  (re-exported: the pipeline and tests import them from here)
+from sst_cleaner.scrapy._crawl_state import (  # noqa: F401  (also imported from here by older code and tests)
     BAD_SETTING_REASON,
     NON_HTML,
     BadSettings,
@@ -62,7 +62,7 @@ from sst_cleaner.scrapy._crawl_state import (  # noqa: F401  (re-exported: the p
     get_store,
     refuse_bad_settings,
 )
-from sst_cleaner.scrapy._flush import FLUSH_META, FLUSH_URL, HeldItemsFlush  # noqa: F401
+from sst_cleaner.scrapy._flush import FLUSH_META, HeldItemsFlush
 from sst_cleaner.scrapy._holds import HoldBook, _SiteHold
 from sst_cleaner.scrapy._settings import component_config
 from sst_cleaner.scrapy._site_models import PageRecord
