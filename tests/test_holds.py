@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from sst_cleaner.scrapy._holds import HoldBook
+from sst_cleaner.scrapy._holds import HoldBook, RefineQueue
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -225,6 +225,94 @@ def test_status_for_the_periodic_log_line():
     items, sites, gathering, oldest = book.status()
     assert (items, sites, gathering) == (3, 3, 2)
     assert oldest == 13.0  # "a"; "c" is older than "b" but holds no item
+
+
+def test_a_page_joins_its_sites_hold_unless_the_site_has_a_model_or_its_fit_failed():
+    book, _, _ = make_book()
+    hold = book.hold_for("a", has_model=False)
+    assert hold is not None and book.hold_for("a", has_model=False) is hold
+    assert book.hold_for("modelled", has_model=True) is None and book.get("modelled") is None
+    book.hold_item(hold, "x")
+    hold.building = True
+    waiters, late = book.build_failed(hold)
+    assert (waiters, late) == ([], []) and list(book.ready) == ["x"]
+    assert book.hold_for("a", has_model=False) is None  # its pages would fail the same way
+    assert book.hold_for("b", has_model=False) is not None
+
+
+def test_nothing_is_held_once_the_spider_closes_or_the_item_count_is_reached():
+    book, _, _ = make_book(item_count=1)
+    assert book.accepting()
+    book.item_out()
+    assert book.check_item_count(scraped=0).just_reached and not book.accepting()
+    other, _, _ = make_book()
+    other.closing = True
+    assert not other.accepting()
+
+
+def test_a_build_starts_on_the_sample_or_gives_a_too_small_one_up():
+    book, stats, clock = make_book(sample_pages=4, min_fit_pages=2)
+    small = held_site(book, clock, "small", items=["s"], pages=1)
+    assert book.begin_build(small) is None
+    assert book.get("small") is None and list(book.ready) == ["s"] and book.held_bytes == 0
+    enough = held_site(book, clock, "enough", items=["e"], pages=2)
+    pages = book.begin_build(enough)
+    assert pages == enough.pages and len(pages) == 2 and enough.building
+    assert book.check_timeouts(lambda hold: hold.site) == []  # a fitted site is not fitted twice
+    assert book.is_current(enough) and enough.items == ["e"]  # released when the fit ends
+    assert book.fit_ended(enough) == ([], []) and list(book.ready) == ["s", "e"]
+
+
+def test_a_fleets_build_starts_on_a_small_local_sample():
+    # the fleet's store fits on the pages of every process, not only this one's
+    book, _, clock = make_book(sample_pages=4, min_fit_pages=2, fit_small_samples=True)
+    hold = held_site(book, clock, "a", items=["x"], pages=1)
+    assert book.begin_build(hold) == hold.pages and hold.building
+
+
+def test_the_item_count_counts_items_out_and_held_and_releases_the_held_ones():
+    book, _, clock = make_book(item_count=3)
+    book.item_out()
+    hold = held_site(book, clock, "a", items=["x"])
+    assert book.check_item_count(scraped=0) == (False, False)
+    book.hold_item(hold, "y")
+    assert book.check_item_count(scraped=0) == (True, True)  # 1 out + 2 held
+    assert book.check_item_count(scraped=0) == (False, True)  # closed once only
+    book.drop_hold(hold)
+    assert book.check_item_count(scraped=0) == (False, False)  # nothing held to release
+
+
+def test_the_item_count_forgets_dropped_items_and_follows_scrapys_own_count():
+    book, _, _ = make_book(item_count=2)
+    book.item_out()
+    book.item_out()
+    book.item_gone()  # dropped by a pipeline: Scrapy does not count it either
+    assert not book.check_item_count(scraped=0).just_reached
+    assert book.check_item_count(scraped=2).just_reached
+    without, _, _ = make_book()  # no CLOSESPIDER_ITEMCOUNT
+    for _ in range(1000):
+        without.item_out()
+    assert without.check_item_count(scraped=1000) == (False, False)
+
+
+def test_backpressure_waits_for_released_pages_past_the_byte_cap_until_the_close():
+    book, _, clock = make_book(max_held_bytes=100)
+    held_site(book, clock, "a", page_size=60)
+    assert not book.must_wait(0)  # nothing out: nothing to wait for
+    assert not book.must_wait(40) and book.must_wait(41)
+    assert book.out_room() == 40
+    book.closing = True
+    assert not book.must_wait(1000)
+
+
+def test_refinements_stop_at_the_model_page_limit_counting_those_in_flight():
+    queue = RefineQueue(max_model_pages=3)
+    assert queue.take("a", model_pages=1) and queue.take("a", model_pages=1)
+    assert not queue.take("a", model_pages=1)  # 1 learnt + 2 in flight
+    assert queue.take("b", model_pages=0)  # per site
+    queue.done("a")
+    assert queue.take("a", model_pages=2) is False  # learnt now: still at the limit
+    assert queue.take("a", model_pages=1)
 
 
 def test_the_hold_book_imports_without_scrapy_or_twisted():

@@ -191,12 +191,14 @@ def test_loaded_models_get_the_configured_limits(tmp_path):
 
 def test_worker_models_get_the_configured_limits(model_data):
     from sst_cleaner.scrapy import _workers as workers
+    from sst_cleaner.scrapy._model_cache import ModelCache
 
     saved = dict(workers._W)
     try:
-        workers._W.update(method="default", params={"max_tags": 20}, models=workers._Models(), fallback=None)
+        models = ModelCache(0, None, SiteCleaner.load)  # what a worker keeps with SST_MAX_MODELS = 0
+        workers._W.update(method="default", params={"max_tags": 20}, models=models, fallback=None)
         workers._op_put("s", model_data)
-        assert workers._W["models"]["s"].limits.max_tags == 20
+        assert models.get("s").limits.max_tags == 20
     finally:
         workers._W.clear()
         workers._W.update(saved)

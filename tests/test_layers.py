@@ -47,3 +47,68 @@ def test_using_the_engine_loads_no_scrapy_or_twisted():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+SCRAPY = ENGINE.parent / "scrapy"
+# the one circle left: _settings names the Redis URL with _redis_store's redact_url in an
+# error message, and _redis_store reads its RedisConfig from _settings; it goes when
+# redact_url moves to a leaf module with the fleet work that is changing _redis_store
+KNOWN_CIRCLES = [["_redis_store", "_settings"]]
+
+
+def _scrapy_imports(path: Path) -> set[str]:
+    """The Scrapy layer's modules ``path`` imports, anywhere in it (type-only and
+    function-level imports too: a circle there is still one a reader has to hold)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.level == 1:
+                names.add(node.module.split(".")[0])
+            elif node.module.startswith("sst_cleaner.scrapy."):
+                names.add(node.module.split(".")[2])
+    return names
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_the_scrapy_layer_has_no_import_circle():
+    graph = {p.stem: _scrapy_imports(p) for p in SCRAPY.glob("*.py")}
+    assert len(graph) > 10 and graph["_middleware"]
+    assert _circles(graph) == KNOWN_CIRCLES
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

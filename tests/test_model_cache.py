@@ -41,6 +41,18 @@ def test_saving_at_close_covers_evicted_models(tmp_path):
     assert not cache.save("nope", str(tmp_path / "n.json"))
 
 
+def test_max_models_zero_keeps_every_model_in_memory(tmp_path):
+    cache = ModelCache(0, str(tmp_path / "spill"), SiteCleaner.load)
+    models = {s: SiteCleaner().fit(PAGES[:n]) for s, n in (("a", 2), ("b", 3), ("c", 4))}
+    for site, model in models.items():
+        cache.put(site, model)
+    assert len(cache) == 3 and cache.evicted == cache.lost == 0
+    assert all(cache.get(site) is model for site, model in models.items())
+    assert not (tmp_path / "spill").exists()  # nothing was written out
+    assert cache.save("a", str(tmp_path / "a.json")) and SiteCleaner.load(tmp_path / "a.json").n_pages == 2
+    assert not cache.save("nope", str(tmp_path / "n.json"))
+
+
 # -- real crawls: a worker, and the crawl process, with one model in memory ------------------
 
 #: several sites (three of articles, six of section pages), so one model in memory

@@ -14,7 +14,7 @@ of the page; ``parse_html`` notices and re-parses with libxml2's 2048 limit
 flattens what is deeper than ``Limits.max_depth``.
 """
 
-# Over 600 lines, kept in one module: every step of page preparation (decoding, caps,
+# One module: every step of page preparation (decoding, caps,
 # parsing, pruning) works under the same limits and reads best in the order it runs.
 
 from __future__ import annotations
@@ -439,7 +439,7 @@ def parse_html(
     gives an empty BODY. A page over a cap is cut and flagged ``truncated`` (see
     :class:`~sst_cleaner.engine._limits.Limits` for what each cap does).
     """
-    # kept whole (over 60 lines): it runs on every page, and the caps and the truncated
+    # one function: it runs on every page, and the caps and the truncated
     # flag thread through its steps in order, which read best in one place
     if limits is None:
         limits = DEFAULT_LIMITS

@@ -52,12 +52,6 @@ def _number(value: Optional[str]) -> Optional[float]:
     return min(MAX_COORDINATE, max(-MAX_COORDINATE, x))
 
 
-def viewport_width(body: etree._Element) -> Optional[float]:
-    """The viewport's width recorded on BODY (None if absent or not a positive number)."""
-    w = _number(body.get(ATTR_VIEWPORT))
-    return w if w is not None and w > 0 else None
-
-
 def element_box(el: etree._Element) -> Optional[tuple[float, float, bool]]:
     """``(x1, x2, visible)``: the horizontal extent of ``el``'s rendered box and whether it
     is visible, or None when ``el`` carries no (readable) box."""

@@ -83,7 +83,7 @@ def text_blocks(
         blocks = c_walk(root, annotate, elements, nodes, style_attrs, same)
         if blocks is not None:
             return blocks
-    # kept whole (over 60 lines): it runs per element of every page, where helper calls
+    # one function: it runs per element of every page, where helper calls
     # cost measurable time
     # An open block is a plain list [element, parts, state, link_chars, n_links]: a
     # page opens a block for every block-level element, most of them wrappers that end

@@ -215,7 +215,7 @@ def split_sentences(text: str) -> list[str]:
     candidate end characters are visited (found by a one-class regex), so long blocks
     cost little Python work.
     """
-    # kept whole (over 60 lines): it runs per sentence end of every block, where helper
+    # one function: it runs per sentence end of every block, where helper
     # calls cost measurable time
     text = text.strip()
     if not text:

@@ -1,11 +1,15 @@
 """The hold book: which sites are held (no model yet), their sample pages, the items
-waiting for their model, and the bounds on all of it.
+waiting for their model, the bounds on all of it, and the decisions that follow from it.
 
-Plain Python, no Scrapy or Twisted: :class:`~sst_cleaner.scrapy._middleware.SSTSpiderMiddleware`
-decides when to hold, fit and release, and keeps the book here; fits, Deferreds and the
-spider output stay there. The book counts into the store's stats (``inc`` /
-``max_stat``) and is told the time by ``clock``, so it can be tested with fake pages and
-a fake clock.
+Plain Python, no Scrapy or Twisted, so every decision about holding can be tested with
+fake pages and a fake clock: whether a page's items are held, whether a site is fitted
+now and on which pages (a full sample, a timeout, the end of the crawl), which holds are
+evicted past a cap, when CLOSESPIDER_ITEMCOUNT is reached, when a response must wait
+for the pipelines (back-pressure) and whether a page may still refine its site's model.
+:class:`~sst_cleaner.scrapy._middleware.SSTSpiderMiddleware` and
+:class:`~sst_cleaner.scrapy._builds.SiteBuilds` carry these decisions out: fits,
+Deferreds and the spider output stay there. The book counts into the store's stats
+(``inc`` / ``max_stat``) and is told the time by ``clock``.
 
 Bounds: held items and the bytes of pages kept only because a site is held are capped
 (SST_MAX_HELD_ITEMS / SST_MAX_HELD_BYTES). Past a cap the site held longest is *evicted*:
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from sst_cleaner.scrapy._site_models import PageRecord
@@ -32,6 +36,13 @@ class Stats(Protocol):
     def inc(self, key: str, count: float = 1) -> None: ...
 
     def max_stat(self, key: str, value: float) -> None: ...
+
+
+class ItemCount(NamedTuple):
+    """What :meth:`HoldBook.check_item_count` decided."""
+
+    just_reached: bool  # the count is reached now, the first time: close the crawl
+    release: bool  # items are held: fit their sites with what they have and release them
 
 
 class _SiteHold:
@@ -66,6 +77,9 @@ class HoldBook:
         hold_timeout: float,
         on_sample_page: Optional[Callable[[str, PageRecord], None]] = None,
         clock: Callable[[], float] = time.monotonic,
+        min_fit_pages: int = 1,
+        fit_small_samples: bool = False,
+        item_count: int = 0,
     ):
         self.stats = stats
         self.sample_pages = sample_pages
@@ -80,10 +94,32 @@ class HoldBook:
         self.held_items = 0
         self.held_bytes = 0
         self._peaks = (-1, -1)  # the peaks already written to the stats
+        self.min_fit_pages = min_fit_pages
+        # a fleet's store fits on the fleet's sample, so a small local one is no reason
+        # to give the site up
+        self.fit_small_samples = fit_small_samples
+        self.failed: set[str] = set()  # sites whose fit raised: not held again
+        self.closing = False  # the spider is closing: nothing new is held
+        self.item_count = item_count  # CLOSESPIDER_ITEMCOUNT (0: none)
+        self.items_out = 0  # items handed on, minus those the pipelines dropped since
+        self.count_reached = False  # from then on, nothing is held
 
     # -- holds -------------------------------------------------------------------------------
     def get(self, site: str) -> Optional[_SiteHold]:
         return self.holds.get(site)
+
+    def accepting(self) -> bool:
+        """Whether a page may still be held: not once the spider is closing or the item
+        count is reached (what is held then is fitted with what it has and released)."""
+        return not self.closing and not self.count_reached
+
+    def hold_for(self, site: str, has_model: bool) -> Optional[_SiteHold]:
+        """The hold a page of ``site`` joins: the site's current hold, or a new one unless
+        the site has a model or its fit failed (None: the page's items pass on)."""
+        hold = self.holds.get(site)
+        if hold is None and site not in self.failed and not has_model:
+            hold = self.open(site)
+        return hold
 
     def open(self, site: str) -> _SiteHold:
         """Start holding ``site`` (it has no hold yet)."""
@@ -120,6 +156,28 @@ class HoldBook:
         hold.items.append(item)
         self.held_items += 1
         self.stats.inc("items_held")
+
+    # -- builds ------------------------------------------------------------------------------
+    def begin_build(self, hold: _SiteHold) -> Optional[list[PageRecord]]:
+        """Decide whether ``hold``'s site is fitted now: the pages to fit it on, or None
+        when they are too few to learn a template from (the hold is dropped and its items
+        released to the page-level fallback).
+
+        The hold is marked ``building`` here, synchronously, so no other response can
+        start a second fit of the same site or evict its sample in the meantime.
+        """
+        pages = list(hold.pages)
+        if len(pages) < min(self.min_fit_pages, self.sample_pages) and not self.fit_small_samples:
+            self.drop_hold(hold)
+            return None
+        hold.building = True
+        return pages
+
+    def build_failed(self, hold: _SiteHold) -> tuple[list[Any], list[PageRecord]]:
+        """``hold``'s fit raised: the site is not held again (its pages would fail the
+        same way); otherwise as :meth:`fit_ended`."""
+        self.failed.add(hold.site)
+        return self.fit_ended(hold)
 
     # -- release -----------------------------------------------------------------------------
     def release(self, hold: _SiteHold, items: list[Any]) -> None:
@@ -193,6 +251,46 @@ class HoldBook:
                 fits.append(fit(hold))
         return fits
 
+    # -- CLOSESPIDER_ITEMCOUNT ---------------------------------------------------------------
+    def item_out(self) -> None:
+        """An item left the middleware (held ones are counted while held)."""
+        self.items_out += 1
+
+    def item_gone(self) -> None:
+        """An item was dropped or failed in the pipelines: Scrapy does not count it."""
+        self.items_out -= 1
+
+    def check_item_count(self, scraped: int) -> ItemCount:
+        """Whether the items handed on and held together reach CLOSESPIDER_ITEMCOUNT.
+
+        Scrapy counts an item when it is through the item pipelines (``scraped``) and
+        closes the crawl at the count; the responses already downloaded still deliver
+        their items (one concurrency window). With the add-on an item takes longer to
+        get through: it may be held until its site has a model, and the pipeline waits
+        for its cleaning. Had the add-on left the count to Scrapy, the crawl would go on
+        downloading (and holding) pages all that while, and deliver far more items than
+        without the add-on. So an item counts when it leaves the middleware or is held,
+        minus the items the pipelines dropped; when the count is reached the caller
+        closes the crawl with Scrapy's reason, held sites are fitted with what they have
+        and their items released, and later items are not held.
+        """
+        if not self.item_count or max(scraped, self.items_out) + self.held_items < self.item_count:
+            return ItemCount(False, False)
+        first = not self.count_reached
+        self.count_reached = True
+        return ItemCount(first, bool(self.held_items))
+
+    # -- back-pressure -----------------------------------------------------------------------
+    def must_wait(self, out_bytes: int) -> bool:
+        """Whether a response waits before its items go out: the pages released but not
+        yet cleaned by the pipelines (``out_bytes``) count against SST_MAX_HELD_BYTES
+        with the held ones, until the spider closes."""
+        return not self.closing and out_bytes > 0 and out_bytes + self.held_bytes > self.max_held_bytes
+
+    def out_room(self) -> int:
+        """How many bytes of released pages fit under SST_MAX_HELD_BYTES beside the held ones."""
+        return max(0, self.max_held_bytes - self.held_bytes)
+
     # -- progress ----------------------------------------------------------------------------
     def status(self) -> tuple[int, int, int, float]:
         """(held items, held sites, sites gathering their sample, age in seconds of the
@@ -200,3 +298,24 @@ class HoldBook:
         oldest = max((self.clock() - h.since for h in self.holds.values() if h.items), default=0.0)
         gathering = sum(1 for h in self.holds.values() if not h.building)
         return self.held_items, len(self.holds), gathering, oldest
+
+
+class RefineQueue:
+    """Refinements asked for per site and not yet done, so a site's model is not sent
+    more pages than SST_MAX_MODEL_PAGES allows while earlier ones are still in flight."""
+
+    def __init__(self, max_model_pages: int):
+        self.max_model_pages = max_model_pages
+        self._queued: dict[str, int] = {}
+
+    def take(self, site: str, model_pages: int) -> bool:
+        """Whether one more page may refine ``site``'s model of ``model_pages`` pages
+        (counted as queued when it may)."""
+        queued = self._queued.get(site, 0)
+        if model_pages + queued >= self.max_model_pages:
+            return False
+        self._queued[site] = queued + 1
+        return True
+
+    def done(self, site: str) -> None:
+        self._queued[site] -= 1

@@ -205,7 +205,7 @@ class LocalModels:
         """In the writer thread: write the evicted model out, then drop it, unless it
         was taken back (or replaced) meanwhile."""
         from sst_cleaner.engine._model_io import write_json_atomic
-        from sst_cleaner.scrapy._model_files import model_filename
+        from sst_cleaner.scrapy._site_keys import model_filename
 
         with self._lock(site):  # a refinement running on it finishes first
             with self._mutex:

@@ -20,10 +20,11 @@ logger = logging.getLogger(__name__)
 
 
 class ModelCache:
-    """``site -> SiteCleaner``, LRU-bounded, spilling to ``folder``."""
+    """``site -> SiteCleaner``, LRU-bounded (``max_models``; 0 keeps every model),
+    spilling to ``folder``."""
 
     def __init__(self, max_models: int, folder: Optional[str], load: Callable[[str], Any]):
-        self.max_models = max(1, int(max_models))
+        self.max_models = max(0, int(max_models))
         self.folder = folder
         self._load = load
         self._models: "OrderedDict[str, Any]" = OrderedDict()
@@ -35,7 +36,7 @@ class ModelCache:
         return len(self._models)
 
     def path(self, site: str) -> str:
-        from sst_cleaner.scrapy._model_files import model_filename
+        from sst_cleaner.scrapy._site_keys import model_filename
 
         return os.path.join(self.folder or ".", model_filename(site))
 
@@ -62,7 +63,7 @@ class ModelCache:
         self._spilled.pop(site, None)
         self._models[site] = model
         self._models.move_to_end(site)
-        while len(self._models) > self.max_models:
+        while self.max_models and len(self._models) > self.max_models:
             old_site, old = self._models.popitem(last=False)
             self._spill(old_site, old)
 

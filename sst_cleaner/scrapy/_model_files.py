@@ -1,4 +1,4 @@
-"""Site models on disk (``SST_MODEL_DIR``): their file names, loading and saving.
+"""Site models on disk (``SST_MODEL_DIR``): loading and saving them.
 
 A model file is untrusted input: it is read in a worker thread, bounded and checked
 (:mod:`sst_cleaner.engine._model_io`), and anything wrong with it (a directory,
@@ -8,12 +8,12 @@ model instead of failing the crawl.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.scrapy._site_keys import model_filename
 
 if TYPE_CHECKING:
     import threading
@@ -25,29 +25,6 @@ if TYPE_CHECKING:
 # the store's log lines keep the logger name they were always written under (Scrapy
 # prints it, and a crawl's logging settings may select it)
 logger = logging.getLogger("sst_cleaner.scrapy._site_models")
-
-_WINDOWS_RESERVED = frozenset(
-    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
-)
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
-_PREFIX_MAX = 48
-
-
-def model_filename(site_key: str) -> str:
-    """A file name for a site's model that is safe whatever the key holds.
-
-    ``site-<sanitized prefix>-<sha256[:20]>.json``: the prefix keeps only ``[a-z0-9_-]``
-    (dots become ``_``, so no ``..`` and no hidden files), is cut to 48 characters, and
-    the hash keeps distinct keys distinct. The constant ``site-`` start means the stem is
-    never a Windows device name (CON, NUL, COM1...), and the name is never longer than
-    ~80 characters, whatever the host string.
-    """
-    raw = site_key.encode("utf-8", "surrogatepass")
-    digest = hashlib.sha256(raw).hexdigest()[:20]
-    prefix = "".join(ch if ch in _SAFE else "_" for ch in site_key.lower())[:_PREFIX_MAX].strip("_-")
-    if prefix in _WINDOWS_RESERVED:  # cannot happen after "site-", kept as a second guard
-        prefix = "_" + prefix
-    return f"site-{prefix or 'x'}-{digest}.json"
 
 
 class ModelFiles:

@@ -72,7 +72,7 @@ class SSTPipeline:
 
     def __init__(self, crawler: Any):
         config = component_config(crawler.settings)
-        from sst_cleaner.scrapy._middleware import NON_HTML, get_errors, get_store
+        from sst_cleaner.scrapy._crawl_state import NON_HTML, get_errors, get_store
 
         self.crawler = crawler
         self.config = config
@@ -106,11 +106,11 @@ class SSTPipeline:
     @classmethod
     def from_crawler(cls, crawler: Any) -> Any:
         """The pipeline, or with a bad ``SST_*`` setting the stand-in that stops the crawl
-        (see :class:`~sst_cleaner.scrapy._middleware.BadSettings`)."""
+        (see :class:`~sst_cleaner.scrapy._crawl_state.BadSettings`)."""
         try:
             return cls(crawler)
         except ValueError as exc:
-            from sst_cleaner.scrapy._middleware import refuse_bad_settings
+            from sst_cleaner.scrapy._crawl_state import refuse_bad_settings
 
             return refuse_bad_settings(crawler, exc)
 

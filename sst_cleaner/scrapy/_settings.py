@@ -177,10 +177,15 @@ def _workers(settings: Any, spec: Setting) -> str:
     return workers
 
 
+def default_processes() -> int:
+    """CPUs this process may use, minus one for the reactor (at least 1)."""
+    from sst_cleaner.engine._parallel_fit import usable_cpus
+
+    return max(1, usable_cpus() - 1)
+
+
 def _processes(settings: Any, spec: Setting) -> int:
     if _is_off(_value(settings, spec)):  # the default depends on the machine
-        from sst_cleaner.scrapy._workers import default_processes
-
         return default_processes()
     return _number(int, 1)(settings, spec)
 

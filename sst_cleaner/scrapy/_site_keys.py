@@ -2,11 +2,14 @@
 
 Every per-site thing of a crawl (its held items, its model, its model file, its worker
 process) is filed under the key these functions give: ``host_key`` by default,
-``domain_key`` with ``SST_SITE_KEY = "domain"``, or the user's own function.
+``domain_key`` with ``SST_SITE_KEY = "domain"``, or the user's own function;
+``model_filename`` turns a key into its model file's name. A leaf module: the model
+stores, caches and files all import it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from typing import TYPE_CHECKING, Any, Callable, Literal, Union
 from urllib.parse import urlsplit
@@ -88,3 +91,27 @@ def resolve_site_key(spec: Any) -> Callable[[str], str]:
             raise ValueError(f"SST_SITE_KEY {spec!r} is not callable")
         return func
     raise ValueError(f"SST_SITE_KEY must be 'host', 'domain', a callable or its import path, not {spec!r}")
+
+
+_WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
+)
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_PREFIX_MAX = 48
+
+
+def model_filename(site_key: str) -> str:
+    """A file name for a site's model that is safe whatever the key holds.
+
+    ``site-<sanitized prefix>-<sha256[:20]>.json``: the prefix keeps only ``[a-z0-9_-]``
+    (dots become ``_``, so no ``..`` and no hidden files), is cut to 48 characters, and
+    the hash keeps distinct keys distinct. The constant ``site-`` start means the stem is
+    never a Windows device name (CON, NUL, COM1...), and the name is never longer than
+    ~80 characters, whatever the host string.
+    """
+    raw = site_key.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(raw).hexdigest()[:20]
+    prefix = "".join(ch if ch in _SAFE else "_" for ch in site_key.lower())[:_PREFIX_MAX].strip("_-")
+    if prefix in _WINDOWS_RESERVED:  # cannot happen after "site-", kept as a second guard
+        prefix = "_" + prefix
+    return f"site-{prefix or 'x'}-{digest}.json"

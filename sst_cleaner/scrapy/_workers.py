@@ -78,13 +78,6 @@ def clean_fields(result: Any, sentences: bool, blocks: bool, site_model: bool, o
     )
 
 
-def default_processes() -> int:
-    """CPUs this process may use, minus one for the reactor (at least 1)."""
-    from sst_cleaner.engine._parallel_fit import usable_cpus
-
-    return max(1, usable_cpus() - 1)
-
-
 def import_callable(path: str) -> Callable[..., Any]:
     from importlib import import_module
 
@@ -114,13 +107,10 @@ def _init_worker(
     if init:
         import_callable(init)()
     _W.clear()
-    if max_models:
-        from sst_cleaner.engine._cleaner import SiteCleaner
-        from sst_cleaner.scrapy._model_cache import ModelCache
+    from sst_cleaner.engine._cleaner import SiteCleaner
+    from sst_cleaner.scrapy._model_cache import ModelCache
 
-        models: Any = ModelCache(max_models, spill_dir, lambda path: SiteCleaner.load(path, params=params))
-    else:
-        models = _Models()
+    models = ModelCache(max_models, spill_dir, lambda path: SiteCleaner.load(path, params=params))
     _W.update(method=method, params=params, models=models, fallback=None)
 
 
@@ -232,20 +222,6 @@ def clean_page(
         result = cleaner.clean(prepared)
     result.source = (url, body, encoding)  # the metadata is read from the raw page
     return clean_fields(result, sentences, blocks, site_model, outputs)
-
-
-class _Models(dict):
-    """Every model kept (``SST_MAX_MODELS = 0``): the interface of ModelCache on a dict."""
-
-    def put(self, site: str, model: Any) -> None:
-        self[site] = model
-
-    def save(self, site: str, path: str) -> bool:
-        model = self.get(site)
-        if model is None:
-            return False
-        model.save(path)
-        return True
 
 
 def _fallback():

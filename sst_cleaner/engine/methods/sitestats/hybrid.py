@@ -28,7 +28,7 @@ but the template, comes back with what the site model kept, often nothing).
 
 from __future__ import annotations
 
-# Over 600 lines, kept in one module: the feature groups and the method that scores their
+# One module: the feature groups and the method that scores their
 # rows change together (a feature is added in both; the page context they read is in
 # _page_context).
 import math

@@ -477,13 +477,6 @@ class PageView:
         """Other pages that have this node."""
         return self.stats.node_df.get(key, 0) - (1 if key in self._own_nodes else 0)
 
-    def node_sentence_df(self, key: str, h: str) -> int:
-        d = self.stats.node_sent.get(key)
-        c = d.get(h, 0) if d else 0
-        if c and self.own and h in self._own_sent and key in self._own_nodes:
-            c -= 1
-        return c
-
     def feature_entropy(self, key: str, feat: str) -> float:
         """H(F) over the node's collection of OTHER pages, log base n (0 when n <= 1)."""
         n = self.node_df(key)

@@ -105,10 +105,6 @@ class ElementNode:
     def attr(self) -> str:
         return key_attr(self.key)
 
-    @property
-    def is_leaf(self) -> bool:
-        return not self.styles
-
     def __repr__(self) -> str:
         return (
             f"ElementNode({self.key!r}, m={self.m}, styles={len(self.styles)}, "
