@@ -185,6 +185,7 @@ def test_the_compiled_lookups_find_what_lxml_finds():
             if not by_xpath or by_xpath[-1][0] is not attr.getparent():
                 by_xpath.append((attr.getparent(), attr.attrname == "aria-hidden"))
         assert _walk.hiding_elements(root) == by_xpath
+        assert _walk.document_elements(root) == int(root.xpath("count(/descendant::*)"))
         for el in root.iter():
             if not isinstance(el.tag, str):
                 continue

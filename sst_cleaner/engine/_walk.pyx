@@ -406,6 +406,31 @@ def element_path(el, dict paths, dict steps):
     return prefix
 
 
+def document_elements(el):
+    """The number of elements in ``el``'s whole document (XPath's
+    ``count(/descendant::*)``), counted over libxml2's nodes without a node set; None for
+    an element this module does not walk."""
+    if not isinstance(el, cetree._Element):
+        return None
+    cdef tree.xmlNode* c_doc = <tree.xmlNode*>(<cetree._Element>el)._c_node.doc
+    if c_doc is NULL:
+        return None
+    cdef Py_ssize_t n = 0
+    cdef tree.xmlNode* c = c_doc.children
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            n += 1
+            if c.children is not NULL:
+                c = c.children
+                continue
+        while c.next is NULL:
+            c = c.parent
+            if c is NULL or c is c_doc:
+                return n
+        c = c.next
+    return n
+
+
 cdef inline tree.xmlNode* _next_node(tree.xmlNode* c, tree.xmlNode* c_root) noexcept nogil:
     """The node after ``c`` in document order within ``c_root``'s subtree (an element's
     children first), NULL past its end."""
