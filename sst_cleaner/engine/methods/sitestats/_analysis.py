@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, reduce
 from itertools import chain
 from operator import or_
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from lxml import etree
 
@@ -21,6 +21,9 @@ from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sitestats._names import STYLE_ATTR_SET, class_hints, label_and_hints
+
+if TYPE_CHECKING:
+    from sst_cleaner.engine.methods.sitestats._threads import Threads
 
 
 def _digest(text: str) -> str:
@@ -148,6 +151,14 @@ class PageAnalysis:
         """The body's :class:`ElementTable`, made once from :attr:`elements` for the
         steps that judge the page (CETD, the page context)."""
         return ElementTable(self.page.root, self.elements or None, self.nodes)
+
+    @cached_property
+    def threads(self) -> Threads:
+        """The page's comment and forum threads (:func:`~._threads.find_threads`), found
+        once however many times the page is judged."""
+        from sst_cleaner.engine.methods.sitestats._threads import find_threads
+
+        return find_threads(self)
 
 
 def block_text(text: str) -> BlockText:

@@ -155,6 +155,7 @@ class PageContext:
         self.btmpl = btmpl  # per block: share of its text that is template
         self.blink = blink  # per block: share of its text inside links
         self.hints = local_hints(pa, agg, total)  # per block: (hint bits, near bits)
+        _with_threads(self.hints, pa)
         self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
         self._records: dict = {}  # element -> records_above(element)
         self.page_tmpl = tmpl_total / max(1, total)
@@ -273,6 +274,20 @@ class PageContext:
             c = max(1, a[0])
             out += (math.log1p(a[0]), a[1] / c, a[2] / c)
         return tuple(out)
+
+
+def _with_threads(hints: list, pa: PageAnalysis) -> None:
+    """``hints`` with what the page's thread structure says (see :mod:`._threads`), in
+    place: a block inside a reply, a thread's heading or its answer form is in a comment
+    whatever its containers are called; a forum topic's first post is the page's matter
+    even where its container is named like the replies."""
+    threads = pa.threads
+    for bi in threads.comment:
+        h, nh = hints[bi]
+        hints[bi] = (h | HINT_COMMENT, nh)
+    for bi in threads.opening:
+        h, nh = hints[bi]
+        hints[bi] = (h & ~HINT_COMMENT, nh & ~HINT_COMMENT)
 
 
 def _last_in(blocks: list, elements: set) -> int:
