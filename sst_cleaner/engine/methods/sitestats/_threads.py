@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from sst_cleaner.engine._tree_table import child_indices
@@ -60,13 +61,15 @@ _MONTH = (
 #: "03/03/2019", "10:15 am", "2 hours ago"
 _WHEN = re.compile(
     r"\b(?:"
-    rf"{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}\.?\s+{_MONTH}\s+\d{{4}}|"
+    rf"{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}\.?\s+{_MONTH},?\s+\d{{4}}|"
     r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|"
     r"\d{1,2}:\d{2}(?:\s*[ap]\.?m\b)?|"
-    r"\d+\s+(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\s+ago|yesterday|today"
+    r"\d+\s+(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\s+ago"
     r")",
     re.IGNORECASE,
 )
+#: every form of _WHEN has a digit: looked for first, as most short lines have none
+_DIGIT = re.compile(r"\d")
 #: header blocks are short: a paragraph that mentions a date is not one
 _HEADER_CHARS = 160
 _LINK_CHARS = 48
@@ -87,21 +90,46 @@ _PROSE_BLOCK_WORDS = 8
 _FORM_REACH = 12
 
 
-def _marks(b: object) -> int:
-    """What the block says of a post's header: _ANSWER, _TIME, both or nothing."""
-    blk = b.block  # type: ignore[attr-defined]
-    text = blk.text
-    n = len(text)
-    if n > _HEADER_CHARS:
-        return 0
-    bits = 0
-    if _WHEN.search(text):
-        bits = _TIME
-    if n <= _LINK_CHARS and blk.link_chars * 2 >= n and _ANSWER_LINK.search(text) and not _NEW_ANSWER.search(text):
-        bits |= _ANSWER
-    elif _SAYS.search(text) or _POST_NUMBER.search(text):
-        bits |= _ANSWER
-    return bits
+def _answering(blocks: list) -> list[int]:
+    """The positions of the blocks that offer to answer a post: a short link "Reply" or
+    "Quote", a "NAME says:" line, a post number. The short link texts are searched in one
+    go, joined by newlines (no pattern crosses one)."""
+    links = []
+    lines = []
+    for bi, b in enumerate(blocks):
+        blk = b.block
+        text = blk.text
+        n = len(text)
+        if n <= _LINK_CHARS and blk.link_chars * 2 >= n:
+            links.append(bi)
+        elif n <= _HEADER_CHARS and (text[-1:] == ":" or "#" in text):
+            lines.append(bi)
+    found = []
+    if links:
+        joined = "\n".join([blocks[bi].block.text for bi in links])
+        if _ANSWER_LINK.search(joined):
+            ends = list(accumulate(len(blocks[bi].block.text) + 1 for bi in links))
+            seen = -1
+            for m in _ANSWER_LINK.finditer(joined):
+                k = bisect_right(ends, m.start())
+                if k != seen:
+                    seen = k
+                    if not _NEW_ANSWER.search(blocks[links[k]].block.text):
+                        found.append(links[k])
+    for bi in lines:
+        text = blocks[bi].block.text
+        if text[-1:] == ":":
+            if _SAYS.search(text, max(0, len(text) - 24)):
+                found.append(bi)
+        elif _POST_NUMBER.search(text):
+            found.append(bi)
+    return sorted(found)
+
+
+def _dated(b: object) -> bool:
+    """Whether the block is a short line saying when."""
+    text = b.block.text  # type: ignore[attr-defined]
+    return len(text) <= _HEADER_CHARS and _DIGIT.search(text) is not None and _WHEN.search(text) is not None
 
 
 class Threads:
@@ -120,9 +148,9 @@ def find_threads(pa: PageAnalysis) -> Threads:
     """The comment threads of the page (see the module's docstring)."""
     found = Threads()
     blocks = pa.blocks
-    marked = [(bi, m) for bi, m in enumerate(map(_marks, blocks)) if m]
-    if sum(1 for _bi, m in marked if m & _ANSWER) < 2:
-        return found  # most pages: no two answer links, no thread
+    answers = _answering(blocks)
+    if len(answers) < 2:
+        return found  # most pages: no two ways to answer, no thread
     table = pa.table
     index, parent, size, elements = table.index, table.parent, table.size, table.elements
     kinds: dict[int, tuple] = {}
@@ -132,25 +160,41 @@ def find_threads(pa: PageAnalysis) -> Threads:
         if got is None:
             el = elements[i]
             cls = el.get("class")
-            got = kinds[i] = (el.tag, cls.split()[0] if cls and cls.split() else "")
+            first = cls.split(None, 1)[:1] if cls else ()
+            got = kinds[i] = (el.tag, first[0] if first else "")
         return got
 
-    # every (container, kind of child) on the way up from a marked block: its children
-    # of that kind holding marks, with what each holds
+    # every (container, kind of child) on the way up from a block offering an answer:
+    # its children of that kind holding one, with what each holds (_ANSWER, _TIME); the
+    # way up from an element climbed already is known
     groups: dict[tuple, dict[int, int]] = {}
-    chains: list[list[tuple]] = []
-    for bi, m in marked:
-        i = index.get(blocks[bi].block.element)
-        if i is None:
+    starts_up: list[int] = []
+    climbed: set[int] = set()
+    for bi in answers:
+        i = index.get(blocks[bi].block.element, -1)
+        if i < 0:
             continue
-        chain = []
-        while parent[i] >= 0:
-            key = (parent[i], kind(i))
-            rec = groups.setdefault(key, {})
-            rec[i] = rec.get(i, 0) | m
-            chain.append(key)
+        starts_up.append(i)
+        while parent[i] >= 0 and i not in climbed:
+            climbed.add(i)
+            groups.setdefault((parent[i], kind(i)), {})[i] = _ANSWER
             i = parent[i]
-        chains.append(chain)
+    # the runs where two records offer an answer; the blocks inside their records are
+    # read for a date (a page's other short lines are not)
+    runs = {key: recs for key, recs in groups.items() if len(recs) >= 2}
+    if not runs:
+        return found
+    starts = [index.get(b.block.element, -1) for b in blocks]
+    sorted_runs = [(sorted(recs), recs) for recs in runs.values()]
+    lo = min(lows[0] for lows, _recs in sorted_runs)
+    hi = max(lows[-1] + size[lows[-1]] for lows, _recs in sorted_runs)
+    for bi, at in enumerate(starts):
+        if not lo <= at < hi or not _dated(blocks[bi]):
+            continue
+        for lows, recs in sorted_runs:
+            n = bisect_right(lows, at) - 1
+            if n >= 0 and at < lows[n] + size[lows[n]]:
+                recs[lows[n]] |= _TIME
     counts: dict[int, dict] = {}
 
     def like_children(p: int, k: tuple) -> int:
@@ -158,31 +202,32 @@ def find_threads(pa: PageAnalysis) -> Threads:
         if got is None:
             got = counts[p] = {}
             for c in child_indices(size, p):
-                if isinstance(elements[c].tag, str):
-                    ck = kind(c)
-                    got[ck] = got.get(ck, 0) + 1
+                ck = kind(c)
+                got[ck] = got.get(ck, 0) + 1
         return got.get(k, 0)
 
     def is_thread(key: tuple) -> bool:
         full = sum(1 for m in groups[key].values() if m == _BOTH)
         return full >= 2 and 2 * full >= like_children(*key)
 
-    # a marked block's thread is the lowest run of records on its way up: a higher one
+    # an answering block's thread is the lowest run of records on its way up: a higher one
     # (two page columns each holding a thread) is never the thread itself
     threads: set[tuple] = set()
     verdicts: dict[tuple, bool] = {}
-    for chain in chains:
-        for key in chain:
+    resolved: set[int] = set()  # elements whose way up has been searched: the same above
+    for i in starts_up:
+        while parent[i] >= 0 and i not in resolved:
+            resolved.add(i)
+            key = (parent[i], kind(i))
             ok = verdicts.get(key)
             if ok is None:
                 ok = verdicts[key] = is_thread(key)
             if ok:
                 threads.add(key)
                 break
+            i = parent[i]
     if not threads:
         return found
-    # block positions by element position, to turn subtrees into block ranges
-    starts = [index.get(b.block.element, -1) for b in blocks]
     for key in threads:
         p, k = key
         if any(_inside(t[0], p, size) for t in threads if t[0] != p):
