@@ -138,6 +138,9 @@ class PageAnalysis:
     paths: list = field(default_factory=list, repr=False, compare=False)
     #: the tags, texts and tails of :attr:`elements`, read by the same walk
     nodes: Optional[tuple[list, list, list]] = field(default=None, repr=False, compare=False)
+    #: the page's comment and forum threads, found once however many times the page is
+    #: judged (by the first :class:`~._page_context.PageContext` made of it)
+    threads: Optional[Threads] = field(default=None, repr=False, compare=False)
 
     @property
     def keyed(self) -> bool:
@@ -151,14 +154,6 @@ class PageAnalysis:
         """The body's :class:`ElementTable`, made once from :attr:`elements` for the
         steps that judge the page (CETD, the page context)."""
         return ElementTable(self.page.root, self.elements or None, self.nodes)
-
-    @cached_property
-    def threads(self) -> Threads:
-        """The page's comment and forum threads (:func:`~._threads.find_threads`), found
-        once however many times the page is judged."""
-        from sst_cleaner.engine.methods.sitestats._threads import find_threads
-
-        return find_threads(self)
 
 
 def block_text(text: str) -> BlockText:

@@ -22,7 +22,7 @@ walk built, climbing from the few blocks that say reply and time: no walk of the
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
@@ -71,8 +71,8 @@ _WHEN = re.compile(
 #: every form of _WHEN has a digit: looked for first, as most short lines have none
 _DIGIT = re.compile(r"\d")
 #: header blocks are short: a paragraph that mentions a date is not one
-_HEADER_CHARS = 160
-_LINK_CHARS = 48
+HEADER_CHARS = 160
+LINK_CHARS = 48
 #: a thread's own furniture beside its records: the count heading, the answer form's title
 _THREAD_HEADING = re.compile(
     r"^\W*(?:\d+\s+)?(?:comments?|responses?|replies|reply|thoughts? on|reactions?|discussion|"
@@ -90,31 +90,23 @@ _PROSE_BLOCK_WORDS = 8
 _FORM_REACH = 12
 
 
-def _answering(blocks: list) -> list[int]:
+def _answering(blocks: list, links: list[int], lines: list[int]) -> list[int]:
     """The positions of the blocks that offer to answer a post: a short link "Reply" or
-    "Quote", a "NAME says:" line, a post number. The short link texts are searched in one
-    go, joined by newlines (no pattern crosses one)."""
-    links = []
-    lines = []
-    for bi, b in enumerate(blocks):
-        blk = b.block
-        text = blk.text
-        n = len(text)
-        if n <= _LINK_CHARS and blk.link_chars * 2 >= n:
-            links.append(bi)
-        elif n <= _HEADER_CHARS and (text[-1:] == ":" or "#" in text):
-            lines.append(bi)
+    "Quote" among ``links`` (the short link blocks), a "NAME says:" line or a post number
+    among ``lines`` (the other short blocks ending with a colon or holding a "#"). The
+    link texts are searched in one go, joined by newlines (no pattern crosses one)."""
     found = []
     if links:
-        joined = "\n".join([blocks[bi].block.text for bi in links])
+        texts = [blocks[bi].block.text for bi in links]
+        joined = "\n".join(texts)
         if _ANSWER_LINK.search(joined):
-            ends = list(accumulate(len(blocks[bi].block.text) + 1 for bi in links))
+            ends = list(accumulate(len(t) + 1 for t in texts))
             seen = -1
             for m in _ANSWER_LINK.finditer(joined):
                 k = bisect_right(ends, m.start())
                 if k != seen:
                     seen = k
-                    if not _NEW_ANSWER.search(blocks[links[k]].block.text):
+                    if not _NEW_ANSWER.search(texts[k]):
                         found.append(links[k])
     for bi in lines:
         text = blocks[bi].block.text
@@ -129,7 +121,7 @@ def _answering(blocks: list) -> list[int]:
 def _dated(b: object) -> bool:
     """Whether the block is a short line saying when."""
     text = b.block.text  # type: ignore[attr-defined]
-    return len(text) <= _HEADER_CHARS and _DIGIT.search(text) is not None and _WHEN.search(text) is not None
+    return len(text) <= HEADER_CHARS and _DIGIT.search(text) is not None and _WHEN.search(text) is not None
 
 
 class Threads:
@@ -144,11 +136,13 @@ class Threads:
         self.opening: set[int] = set()
 
 
-def find_threads(pa: PageAnalysis) -> Threads:
-    """The comment threads of the page (see the module's docstring)."""
+def find_threads(pa: PageAnalysis, links: list[int], lines: list[int]) -> Threads:
+    """The comment threads of the page (see the module's docstring); ``links`` and
+    ``lines``: see :func:`_answering` (the page context notes them in its pass over the
+    blocks)."""
     found = Threads()
     blocks = pa.blocks
-    answers = _answering(blocks)
+    answers = _answering(blocks, links, lines)
     if len(answers) < 2:
         return found  # most pages: no two ways to answer, no thread
     table = pa.table
@@ -185,16 +179,25 @@ def find_threads(pa: PageAnalysis) -> Threads:
     if not runs:
         return found
     starts = [index.get(b.block.element, -1) for b in blocks]
-    sorted_runs = [(sorted(recs), recs) for recs in runs.values()]
-    lo = min(lows[0] for lows, _recs in sorted_runs)
-    hi = max(lows[-1] + size[lows[-1]] for lows, _recs in sorted_runs)
-    for bi, at in enumerate(starts):
-        if not lo <= at < hi or not _dated(blocks[bi]):
-            continue
-        for lows, recs in sorted_runs:
-            n = bisect_right(lows, at) - 1
-            if n >= 0 and at < lows[n] + size[lows[n]]:
-                recs[lows[n]] |= _TIME
+    # each record's blocks in document order until one says when (a header leads its
+    # record): by element position, as a container's text after its children is a block
+    # of the container's, which comes before them in the element table
+    by_start = sorted(zip(starts, range(len(blocks))))
+    at_starts = [at for at, _bi in by_start]
+    dated: dict[int, bool] = {}
+    for recs in runs.values():
+        for r in recs:
+            k = bisect_left(at_starts, r)
+            end = r + size[r]
+            while k < len(by_start) and by_start[k][0] < end:
+                bi = by_start[k][1]
+                d = dated.get(bi)
+                if d is None:
+                    d = dated[bi] = _dated(blocks[bi])
+                if d:
+                    recs[r] |= _TIME
+                    break
+                k += 1
     counts: dict[int, dict] = {}
 
     def like_children(p: int, k: tuple) -> int:
