@@ -179,9 +179,8 @@ def find_threads(pa: PageAnalysis, links: list[int], lines: list[int]) -> Thread
     if not runs:
         return found
     starts = [index.get(b.block.element, -1) for b in blocks]
-    # each record's blocks in document order until one says when (a header leads its
-    # record): by element position, as a container's text after its children is a block
-    # of the container's, which comes before them in the element table
+    # each record's blocks, in the order of their elements, until one says when (a
+    # header leads its record)
     by_start = sorted(zip(starts, range(len(blocks))))
     at_starts = [at for at, _bi in by_start]
     dated: dict[int, bool] = {}
@@ -232,10 +231,10 @@ def find_threads(pa: PageAnalysis, links: list[int], lines: list[int]) -> Thread
     if not threads:
         return found
     for key in threads:
-        p, k = key
+        p, record_kind = key
         if any(_inside(t[0], p, size) for t in threads if t[0] != p):
             continue  # a thread nested in another one's record: marked with it
-        records = [c for c in child_indices(size, p) if kind(c) == k]
+        records = [c for c in child_indices(size, p) if kind(c) == record_kind]
         inside = []  # (block, record number) of the blocks inside a record
         for bi, at in enumerate(starts):
             n = bisect_right(records, at) - 1
