@@ -244,6 +244,29 @@ def discourse_like(seed: int, n_replies: int = 5) -> tuple[str, list[str], list[
     return _frame(f"Town bridge question {seed}", main), post, comments
 
 
+def bbpress_like(seed: int, n_replies: int = 5) -> tuple[str, list[str], list[str]]:
+    """A bbPress-like topic, where every post, the opening one too, is named as a reply
+    (``div.bbp-reply-content``), with a date header and a permalink post number."""
+    rng = random.Random(seed)
+    post = article_paragraphs(rng, 3)
+    comments = comment_paragraphs(rng, n_replies)
+
+    def one(k: int, paras: list[str]) -> str:
+        return (
+            f'<div id="post-{500 + k}" class="bbp-reply-header"><span class="bbp-reply-post-date">{_date(rng)}</span>\n'
+            f'<a href="/t/{seed}#post-{500 + k}" class="bbp-reply-permalink">#{500 + k}</a></div>'
+            f'<div class="bbp-reply-row"><div class="bbp-reply-author"><a href="/u/{k}">{NAMES[k % len(NAMES)]}</a></div>'
+            f'<div class="bbp-reply-content">{"".join(f"<p>{p}</p>" for p in paras)}</div></div>'
+        )
+
+    posts = "".join(
+        f'<li class="bbp-body-item">{one(k, paras)}</li>' for k, paras in enumerate([post] + [[c] for c in comments])
+    )
+    main = f"""<div id="bbpress-forums"><h1>Town bridge question {seed}</h1>
+<ul class="bbp-replies">{posts}</ul></div>"""
+    return _frame(f"Town bridge question {seed}", main), post, comments
+
+
 def unnamed(seed: int, n_comments: int = 6) -> tuple[str, list[str], list[str]]:
     """A post whose comments' class names say nothing (generated, short ones): only the
     count heading, the repeated name and date lines and the reply links tell."""
@@ -265,4 +288,4 @@ def unnamed(seed: int, n_comments: int = 6) -> tuple[str, list[str], list[str]]:
 #: blog posts with readers' comments (the post is the page's matter)
 BLOGS = {"wordpress": wordpress, "disqus": disqus_like, "unnamed": unnamed}
 #: forum threads (the opening post is the page's matter, the replies are comments)
-FORUMS = {"phpbb": phpbb_like, "vbulletin": vbulletin_like, "discourse": discourse_like}
+FORUMS = {"phpbb": phpbb_like, "vbulletin": vbulletin_like, "discourse": discourse_like, "bbpress": bbpress_like}

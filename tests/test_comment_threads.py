@@ -45,6 +45,15 @@ def test_a_forum_topic_keeps_its_opening_post_ahead_of_the_replies(name, make):
     assert _share(replies, noise) == 1.0
 
 
+def test_an_opening_post_named_like_the_replies_stays():
+    # bbPress names every post of a topic, the first too, as a reply: by its name alone
+    # the opening post went with the replies and the page came out without its matter
+    html, post, replies = FORUMS["bbpress"](16, 4)
+    text = SiteCleaner().clean(html).text
+    assert _share(post, text) == 1.0, text
+    assert _share(replies, text) == 0.0, text
+
+
 def test_the_thread_s_heading_and_answer_form_go_with_it():
     html, post, comments = unnamed(14, 8)
     text = SiteCleaner().clean(html).text
