@@ -31,11 +31,12 @@ from sst_cleaner.engine._tree_table import child_indices
 if TYPE_CHECKING:
     from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis
 
-#: a record's header says one of these: how to answer it, or the post's number ...
+#: what a record's header says: how to answer the post (a reply link, "NAME says:", its
+#: number), when it was written
 _ANSWER, _TIME = 1, 2
 _BOTH = _ANSWER | _TIME
 
-#: a link's text offering to answer a post (short and link text, see _marks)
+#: a link's text offering to answer a post (short and mostly link text, see _answering)
 _ANSWER_LINK = re.compile(
     r"\b(?:reply|quote|multiquote|responder|responda|répondre|repondre|antworten|zitieren|rispondi|"
     r"citar|citer|ответить|цитировать|odpowiedz|cytuj|antwoord|reageer)\b|回复|回覆|引用|返信|답글",
