@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, reduce
 from itertools import chain
 from operator import or_
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from lxml import etree
 
@@ -21,6 +21,9 @@ from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
 from sst_cleaner.engine.methods.sitestats._names import STYLE_ATTR_SET, class_hints, label_and_hints
+
+if TYPE_CHECKING:
+    from sst_cleaner.engine.methods.sitestats._threads import Threads
 
 
 def _digest(text: str) -> str:
@@ -135,6 +138,9 @@ class PageAnalysis:
     paths: list = field(default_factory=list, repr=False, compare=False)
     #: the tags, texts and tails of :attr:`elements`, read by the same walk
     nodes: Optional[tuple[list, list, list]] = field(default=None, repr=False, compare=False)
+    #: the page's comment and forum threads, found once however many times the page is
+    #: judged (by the first :class:`~._page_context.PageContext` made of it)
+    threads: Optional[Threads] = field(default=None, repr=False, compare=False)
 
     @property
     def keyed(self) -> bool:

@@ -18,6 +18,7 @@ from sst_cleaner.engine._text import BoundedMemo
 from sst_cleaner.engine._tree_table import ElementTable, child_indices
 from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, class_hints
 from sst_cleaner.engine.methods.sitestats._regions import deepest_holding, prose_container
+from sst_cleaner.engine.methods.sitestats._threads import HEADER_CHARS, LINK_CHARS, Threads, find_threads
 from sst_cleaner.engine.methods.sitestats.site_stats import PageAnalysis, PageView
 
 if TYPE_CHECKING:
@@ -125,9 +126,17 @@ class PageContext:
         total = tmpl_total = 0
         if self.judged:  # recur_df <= df, compared in C
             df, recur = view.sentence_df, repeat(view.recur_df)  # type: ignore[union-attr]
+        # the short blocks that may offer to answer a post (see _threads), noted on the way
+        links: list[int] = []
+        lines: list[int] = []
         for b in pa.blocks:
             blk = b.block
             n = len(blk.text)
+            if n <= HEADER_CHARS:
+                if n <= LINK_CHARS and blk.link_chars * 2 >= n:
+                    links.append(len(btmpl))
+                elif blk.text[-1:] == ":" or "#" in blk.text:
+                    lines.append(len(btmpl))
             t = 0
             if self.judged:
                 bt = b.text_info  # its sentences' hashes and lengths, laid out by BlockText
@@ -162,6 +171,9 @@ class PageContext:
         self.btmpl = btmpl  # per block: share of its text that is template
         self.blink = blink  # per block: share of its text inside links
         self.hints = local_hints(pa, agg, total)  # per block: (hint bits, near bits)
+        if pa.threads is None:
+            pa.threads = find_threads(pa, links, lines)
+        _with_threads(self.hints, pa.threads)
         self._kinds: dict = {}  # parent -> (tag, class) of its children -> [count, chars]
         self._records: dict = {}  # element -> records_above(element)
         self.page_tmpl = tmpl_total / max(1, total)
@@ -280,6 +292,19 @@ class PageContext:
             c = max(1, a[0])
             out += (math.log1p(a[0]), a[1] / c, a[2] / c)
         return tuple(out)
+
+
+def _with_threads(hints: list, threads: Threads) -> None:
+    """``hints`` with what the page's thread structure says (see :mod:`._threads`), in
+    place: a block inside a reply, a thread's heading or its answer form is in a comment
+    whatever its containers are called; a forum topic's first post is the page's matter
+    even where its container is named like the replies."""
+    for bi in threads.comment:
+        h, nh = hints[bi]
+        hints[bi] = (h | HINT_COMMENT, nh)
+    for bi in threads.opening:
+        h, nh = hints[bi]
+        hints[bi] = (h & ~HINT_COMMENT, nh & ~HINT_COMMENT)
 
 
 def _last_in(blocks: list, elements: set) -> int:
