@@ -100,6 +100,9 @@ SWEEP_SECONDS = 5.0
 MAX_ADOPTED = 500
 #: records of pages done while Redis was down, kept to be deleted when it answers again
 MAX_UNRELEASED = 100_000
+#: items followed to the end of the pipelines beyond the held ones (SST_MAX_HELD_ITEMS):
+#: far above what Scrapy's item concurrency lets into the pipelines at once
+MAX_IN_FLIGHT = 100_000
 
 SHARED = "shared"  # third element of a build result: the model came from the fleet
 FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
@@ -110,11 +113,14 @@ class InFlight:
     """The Redis record of one page whose callback runs or whose items are not yet
     through the pipelines (held, or being cleaned)."""
 
-    __slots__ = ("field", "items", "parsing")
+    __slots__ = ("field", "response", "items", "parsing")
 
-    def __init__(self, field: str):
+    def __init__(self, field: str, response: Any):
         self.field = field  # the record's field in this worker's hash
-        self.items = 0  # items of the page not yet through the pipelines
+        # the page's response, kept while the record lives: its items reach the item
+        # signals with it when the middleware did not hold them
+        self.response = response
+        self.items: dict[int, Any] = {}  # the page's items not yet through the pipelines
         self.parsing = True  # its callback may yield more
 
 
@@ -152,8 +158,10 @@ class SharedSiteModelStore(SiteModelStore):
         # this process's held pages in Redis: a new one per run, so a restarted worker
         # with the same pid recovers its dead predecessor's pages
         self.incarnation = hashlib.sha1(f"{self.worker_id}:{uuid.uuid4().hex}".encode()).hexdigest()[:16]
-        # id(item) -> (item, its page's record) for the items not yet through the pipelines
-        self._in_flight: dict[int, tuple[Any, InFlight]] = {}
+        # id(item) -> its page's record, for the items not yet through the pipelines
+        # (insertion order: the oldest first); id(response) -> the record of its page
+        self._in_flight: dict[int, InFlight] = {}
+        self._by_response: dict[int, InFlight] = {}
         # records of pages done while Redis was down: deleted when it answers again
         self._unreleased: set[str] = set()
         self._rescheduler: Optional[Callable[[bytes], None]] = None
@@ -214,6 +222,7 @@ class SharedSiteModelStore(SiteModelStore):
                 except Exception as exc:
                     logger.info("sst: could not clear this worker's held-page records: %s", self._said(exc))
             self._in_flight.clear()
+            self._by_response.clear()
             super().close()
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
@@ -278,7 +287,8 @@ class SharedSiteModelStore(SiteModelStore):
             return None
         from scrapy.utils.defer import maybe_deferred_to_future
 
-        entry = InFlight(uuid.uuid4().hex)
+        entry = InFlight(uuid.uuid4().hex, response)
+        self._by_response[id(response)] = entry
         try:  # the middleware runs under Scrapy's loop (asyncio or not): a future, not a Deferred
             written = self._redis(self.fleet.hold_page, self.incarnation, entry.field, raw, HEARTBEAT_TTL)
             await maybe_deferred_to_future(written)
@@ -295,8 +305,16 @@ class SharedSiteModelStore(SiteModelStore):
         the item is through the pipelines (held first or not)."""
         if entry is None:
             return
-        entry.items += 1
-        self._in_flight[id(item)] = (item, entry)
+        entry.items[id(item)] = item
+        self._in_flight[id(item)] = entry
+        if len(self._in_flight) > self.config.max_held_items + MAX_IN_FLIGHT:
+            # items whose end was never seen (see _item_done): the oldest is taken as
+            # delivered, so memory stays bounded
+            key, oldest = next(iter(self._in_flight.items()))
+            del self._in_flight[key]
+            oldest.items.pop(key, None)
+            self.inc("redis/items_not_followed")
+            self._page_done(oldest)
 
     def page_parsed(self, entry: Optional[InFlight]) -> None:
         """The callback of ``entry``'s page yielded its last item (or raised)."""
@@ -304,19 +322,30 @@ class SharedSiteModelStore(SiteModelStore):
             entry.parsing = False
             self._page_done(entry)
 
-    def _item_done(self, item: Any = None, **kwargs: Any) -> None:
-        found = self._in_flight.pop(id(item), None)
-        if found is None or found[0] is not item:
-            if found is not None:  # another object now has that id: not ours to drop
-                self._in_flight[id(item)] = found
-            return
-        entry = found[1]
-        entry.items -= 1
+    def _item_done(self, item: Any = None, response: Any = None, **kwargs: Any) -> None:
+        entry = self._in_flight.get(id(item))
+        if entry is not None and entry.items.get(id(item)) is item:
+            del self._in_flight[id(item)]
+            del entry.items[id(item)]
+        else:
+            # a pipeline gave back another object than the item it got (item_scraped
+            # carries what the last pipeline returned): it is one of the items of the
+            # page of its response, unless the middleware held it (then the response is
+            # the one whose output released it, and the item is let go at the cap)
+            entry = self._by_response.get(id(response)) if response is not None else None
+            if entry is None or entry.response is not response or not entry.items:
+                return
+            key = next(iter(entry.items))
+            del entry.items[key]
+            self._in_flight.pop(key, None)
         self._page_done(entry)
 
     def _page_done(self, entry: InFlight) -> None:
-        if entry.parsing or entry.items > 0:
+        if entry.parsing or entry.items:
             return
+        if self._by_response.get(id(entry.response)) is entry:
+            del self._by_response[id(entry.response)]
+        entry.response = None
         if self._down:  # deleted once Redis answers again (see _reconnect)
             if len(self._unreleased) < MAX_UNRELEASED:
                 self._unreleased.add(entry.field)
