@@ -687,6 +687,31 @@ def test_items_killed_in_the_pipelines_are_crawled_again_and_delivered_once(demo
     assert not left
 
 
+def test_page_records_are_deleted_as_items_are_delivered_even_as_copies(demo_server, tmp_path):
+    """A pipeline that gives back a copy of each item (so Scrapy's item_scraped carries
+    another object than the spider yielded), held items among them: every page's record
+    is deleted once its items are delivered, none is left to be crawled again."""
+    settings = {"SST_SAMPLE_PAGES": 10, "ITEM_PIPELINES": json.dumps({"redis_fleet_runner.CopyPipeline": 900})}
+    with RedisServer() as server:
+        run = subprocess.run(
+            _fleet_cmd(tmp_path, "copies", demo_server.url, server.url, grace=1, **settings),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=_env(),
+            cwd=str(ROOT),
+        )
+    assert run.returncode == 0, run.stderr[-4000:]
+    items = [json.loads(line) for line in (tmp_path / "items-copies.jsonl").read_text().splitlines() if line]
+    urls = collections.Counter(item["url"] for item in items)
+    assert set(urls) == set((tmp_path / "parsed-copies.txt").read_text().splitlines()) and max(urls.values()) == 1
+    stats = json.loads((tmp_path / "stats-copies.json").read_text())
+    assert stats.get("sst/items_held", 0) > 0  # held ones too
+    assert stats["sst/redis/held_recorded"] >= len(urls)
+    assert stats.get("sst/redis/records_released") == stats["sst/redis/held_recorded"]
+    assert not stats.get("sst/redis/items_not_followed")
+
+
 # -- refinement reaches the fleet's models ----------------------------------------------------
 
 

@@ -53,6 +53,7 @@ import os
 import socket
 import time
 import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
@@ -113,15 +114,24 @@ class InFlight:
     """The Redis record of one page whose callback runs or whose items are not yet
     through the pipelines (held, or being cleaned)."""
 
-    __slots__ = ("field", "response", "items", "parsing")
+    __slots__ = ("field", "url", "key", "response", "items", "parsing")
 
     def __init__(self, field: str, response: Any):
         self.field = field  # the record's field in this worker's hash
-        # the page's response, kept while the record lives: its items reach the item
+        self.url = str(getattr(response, "url", ""))
+        # the page's response (weakly: not kept for this): its items reach the item
         # signals with it when the middleware did not hold them
-        self.response = response
+        self.response = _weak(response)
+        self.key = id(response)
         self.items: dict[int, Any] = {}  # the page's items not yet through the pipelines
         self.parsing = True  # its callback may yield more
+
+
+def _weak(obj: Any) -> Callable[[], Any]:
+    try:
+        return weakref.ref(obj)
+    except TypeError:  # an object without weak references is never matched
+        return lambda: None
 
 
 def _model_json(model: SiteCleaner, lock: Any) -> bytes:
@@ -162,6 +172,7 @@ class SharedSiteModelStore(SiteModelStore):
         # (insertion order: the oldest first); id(response) -> the record of its page
         self._in_flight: dict[int, InFlight] = {}
         self._by_response: dict[int, InFlight] = {}
+        self._by_url: dict[str, InFlight] = {}
         # records of pages done while Redis was down: deleted when it answers again
         self._unreleased: set[str] = set()
         self._rescheduler: Optional[Callable[[bytes], None]] = None
@@ -223,6 +234,7 @@ class SharedSiteModelStore(SiteModelStore):
                     logger.info("sst: could not clear this worker's held-page records: %s", self._said(exc))
             self._in_flight.clear()
             self._by_response.clear()
+            self._by_url.clear()
             super().close()
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
@@ -288,7 +300,8 @@ class SharedSiteModelStore(SiteModelStore):
         from scrapy.utils.defer import maybe_deferred_to_future
 
         entry = InFlight(uuid.uuid4().hex, response)
-        self._by_response[id(response)] = entry
+        self._by_response[entry.key] = entry
+        self._by_url[entry.url] = entry
         try:  # the middleware runs under Scrapy's loop (asyncio or not): a future, not a Deferred
             written = self._redis(self.fleet.hold_page, self.incarnation, entry.field, raw, HEARTBEAT_TTL)
             await maybe_deferred_to_future(written)
@@ -329,23 +342,42 @@ class SharedSiteModelStore(SiteModelStore):
             del entry.items[id(item)]
         else:
             # a pipeline gave back another object than the item it got (item_scraped
-            # carries what the last pipeline returned): it is one of the items of the
-            # page of its response, unless the middleware held it (then the response is
-            # the one whose output released it, and the item is let go at the cap)
-            entry = self._by_response.get(id(response)) if response is not None else None
-            if entry is None or entry.response is not response or not entry.items:
+            # carries what the last pipeline returned): it is an item of the page its
+            # URL field names, or else of the page of its response (unless the
+            # middleware held it: then the response is the one whose output released
+            # it, and the item is let go at the cap)
+            entry = self._page_of_copy(item, response)
+            if entry is None:
                 return
             key = next(iter(entry.items))
             del entry.items[key]
             self._in_flight.pop(key, None)
         self._page_done(entry)
 
+    def _page_of_copy(self, item: Any, response: Any) -> Optional[InFlight]:
+        entry = None
+        if self.config.url_field:
+            try:
+                from itemadapter import ItemAdapter
+
+                url = ItemAdapter(item).get(self.config.url_field)
+            except Exception:  # not an item ItemAdapter knows
+                url = None
+            entry = self._by_url.get(url) if isinstance(url, str) else None
+        if entry is None or not entry.items:
+            entry = self._by_response.get(id(response)) if response is not None else None
+            if entry is None or entry.response() is not response:
+                return None
+        return entry if entry.items else None
+
     def _page_done(self, entry: InFlight) -> None:
         if entry.parsing or entry.items:
             return
-        if self._by_response.get(id(entry.response)) is entry:
-            del self._by_response[id(entry.response)]
-        entry.response = None
+        if self._by_response.get(entry.key) is entry:
+            del self._by_response[entry.key]
+        if self._by_url.get(entry.url) is entry:
+            del self._by_url[entry.url]
+        self.inc("redis/records_released")
         if self._down:  # deleted once Redis answers again (see _reconnect)
             if len(self._unreleased) < MAX_UNRELEASED:
                 self._unreleased.add(entry.field)
