@@ -24,8 +24,8 @@ fixed port, and per scenario starts ``--workers`` ``scrapy crawl fleet`` process
   seen-set deleted, its models kept): it must load every model and fit none.
 
 A restarted worker lingers (``-a grace=35``) so the fleet outlives the dead worker's
-heartbeat: its held pages are crawled again by a live worker once the heartbeat is 15 s
-old (checked every 5 s).
+heartbeat: the pages it had parsed and not delivered are crawled again by a live worker
+once the heartbeat is 15 s old (checked every 5 s).
 
 Before them, as the reference for refinement, one process crawls the same sites with
 Scrapy's own scheduler and no model store, and saves its models (``SST_MODEL_DIR``).
