@@ -282,7 +282,8 @@ def test_workers_waiting_for_a_build_when_redis_dies_do_not_fit_the_site_while_i
         outs: dict[str, Path] = {}
         logs = {name: tmp_path / f"log-{name}.txt" for name in "abc"}
         try:
-            procs["a"], outs["a"] = _start_crawl(tmp_path, "a", url=demo_server.url, slow_fit=30, settings=base)
+            # A's fit sleeps a minute: B and C start and wait for it, even on a loaded machine
+            procs["a"], outs["a"] = _start_crawl(tmp_path, "a", url=demo_server.url, slow_fit=60, settings=base)
             _wait_for(lambda: fleet.client.exists(lock), what="A to take the build lock", alive=(procs["a"],))
             for name in "bc":
                 procs[name], outs[name] = _start_crawl(tmp_path, name, url=demo_server.url, slow_fit=0, settings=base)
