@@ -2,7 +2,7 @@
 
     python benchmarks/fleet_faults.py [--workers 3] [--sites 10] [--articles 30]
         [--scenarios clean,kill-worker,kill-builder,redis-restart,two-crawls]
-        [--delay 0.7] [--sample 10] [--fit-delay 3] [--outage 10]
+        [--delay 0.7] [--sample 10] [--fit-delay 3] [--outage 10] [--repeat 1]
 
 Serves ``--sites`` generated demo sites (one per loopback address, 127.0.0.1,
 127.0.0.2...: one site per host, each with its own seed), starts a redis-server on a
@@ -24,8 +24,8 @@ fixed port, and per scenario starts ``--workers`` ``scrapy crawl fleet`` process
   seen-set deleted, its models kept): it must load every model and fit none.
 
 A restarted worker lingers (``-a grace=35``) so the fleet outlives the dead worker's
-heartbeat: its held pages are crawled again by a live worker once the heartbeat is 15 s
-old (checked every 5 s).
+heartbeat: the pages it had parsed and not delivered are crawled again by a live worker
+once the heartbeat is 15 s old (checked every 5 s).
 
 Before them, as the reference for refinement, one process crawls the same sites with
 Scrapy's own scheduler and no model store, and saves its models (``SST_MODEL_DIR``).
@@ -243,11 +243,21 @@ def progress(fleet: Fleet, fraction: float, total: int) -> Callable[[], bool]:
 
 
 def run_scenario(
-    name: str, urls: list[str], sites: list[DemoSite], server: Any, workdir: Path, args: argparse.Namespace, ref: int
+    name: str,
+    urls: list[str],
+    sites: list[DemoSite],
+    server: Any,
+    workdir: Path,
+    args: argparse.Namespace,
+    ref: int,
+    label: str = "",
 ) -> dict:
+    """One run of scenario ``name``; ``label`` (default ``name``) names its files and
+    Redis prefix, so repeated runs keep theirs apart."""
+    label = label or name
     n, total = args.workers, sum(len(s.article_paths) for s in sites)
     _new_queues(server.url)
-    fleet = Fleet(name, urls, server.url, workdir, args)
+    fleet = Fleet(label, urls, server.url, workdir, args)
     extra: dict[str, Any] = {}
     if name == "kill-builder":
         extra["SST_WORKER_INIT"] = "benchmarks.fleet_slowfit.slow_fits"
@@ -287,7 +297,7 @@ def run_scenario(
         server.start()
         result["restarted_at"] = time.time()
     elif name == "two-crawls":
-        other = Fleet("two-crawls", urls, server.url, workdir, args)
+        other = Fleet(label, urls, server.url, workdir, args)
         for i in range(2):
             other.start(f"b{i}", spider="fleetb", SST_METHOD="cetd")
         other.wait()
@@ -303,17 +313,17 @@ def run_scenario(
         result["back_to_sharing"] = back
         result["down"] = sum(1 for s in result["stats"] if s.get("sst/redis/down"))
     if name == "two-crawls":
-        before = shared_pages(server.url, name)
+        before = shared_pages(server.url, label)
         _new_queues(server.url)  # a new crawl of the first spider: new queue, same models
-        again = Fleet("two-crawls-again", urls, server.url, workdir, args)
-        again.start("a", SST_REDIS_PREFIX=name)
+        again = Fleet(f"{label}-again", urls, server.url, workdir, args)
+        again.start("a", SST_REDIS_PREFIX=label)
         again.wait()
         stats = again.stats()[0]
-        after = shared_pages(server.url, name)
+        after = shared_pages(server.url, label)
         result["again_fits"] = stats.get("sst/models_built", 0)
         result["again_loaded"] = stats.get("sst/redis/models_loaded", 0)
         result["models_kept"] = set(before) <= set(after)
-        result["models_by_method"] = _methods(server.url, name)
+        result["models_by_method"] = _methods(server.url, label)
     return result
 
 
@@ -355,6 +365,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--sample", type=int, default=10, help="SST_SAMPLE_PAGES")
     parser.add_argument("--fit-delay", type=float, default=3.0, help="seconds added to a first fit (kill-builder)")
     parser.add_argument("--outage", type=float, default=10.0, help="seconds Redis stays down (redis-restart)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each scenario")
     parser.add_argument("--keep", action="store_true", help="keep the workers' logs and files")
     args = parser.parse_args(argv)
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -378,12 +389,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         ref = reference(urls, redis_server.url, workdir, args)
         print(f"single process: {ref} pages in its models ({time.monotonic() - t0:.0f} s)", flush=True)
         for name in scenarios:
-            t0 = time.monotonic()
-            r = run_scenario(name, urls, sites, redis_server, workdir, args, ref)
-            r["seconds"] = time.monotonic() - t0
-            rows.append((name, r))
-            print(_line(name, r), flush=True)
-            failures += [f"{name}: {why}" for why in _check(name, r, args)]
+            for run in range(1, args.repeat + 1):
+                label = name if args.repeat == 1 else f"{name}-{run}"
+                t0 = time.monotonic()
+                r = run_scenario(name, urls, sites, redis_server, workdir, args, ref, label)
+                r["seconds"] = time.monotonic() - t0
+                rows.append((label, r))
+                print(_line(label, r), flush=True)
+                failures += [f"{label}: {why}" for why in _check(name, r, args)]
     finally:
         redis_server.stop()
         for server in servers:

@@ -6,12 +6,34 @@
 first, so a test can kill the process while it holds a site's build lock: the sleep is
 this process's, not a method parameter, so crawls with other sleeps share one model
 identity); ``"spider_name"`` renames the spider (another spider, another namespace).
+
+:class:`StallPipeline` is for ``scrapy crawl fleet`` workers: listed in ``ITEM_PIPELINES``
+after sst-cleaner's, it never lets an item through (a storage that hangs), so a worker
+killed then dies with every item it parsed still in its pipelines; :class:`CopyPipeline`
+gives back copies.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+
+
+class StallPipeline:
+    async def process_item(self, item, spider=None):
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet.defer import Deferred
+
+        await maybe_deferred_to_future(Deferred())  # never fired: no item_scraped
+        return item
+
+
+class CopyPipeline:
+    """Gives back a copy of each item, as a pipeline may: Scrapy's item_scraped then
+    carries another object than the one the spider yielded."""
+
+    def process_item(self, item, spider=None):
+        return dict(item)
 
 
 def register_slow_fit_method(seconds: float) -> None:

@@ -259,6 +259,69 @@ def test_a_builder_killed_mid_fit_is_taken_over_in_seconds(demo_server, redis_se
     assert fleet.client.hget(fleet.key("127.0.0.1", "model"), "version") == b"1"
 
 
+def test_workers_waiting_for_a_build_when_redis_dies_do_not_fit_the_site_while_it_is_down(demo_server, tmp_path):
+    """A fits a site for the fleet (slowly) while B and C wait for it, when Redis is
+    SIGKILLed; it comes back empty a few seconds later. B and C go on crawling, their own
+    samples complete, but they do not fit the site while Redis is down (A may have: each
+    waiting worker fitting it too would make as many fits); once Redis answers they claim
+    it again, so it is fitted at most twice (A's interrupted build, and one build through
+    the new Redis), and every item arrives once."""
+    with RedisServer() as server:
+        prefix = "outage"
+        fleet = _fleet(server.url, prefix, "slowfit")
+        lock = fleet.key("127.0.0.1", "lock")
+        base = {
+            "SST_MODEL_STORE": server.url,
+            "SST_REDIS_PREFIX": prefix,
+            "SST_METHOD": "slowfit",
+            "SST_WORKERS": "thread",
+            "SST_SAMPLE_PAGES": 5,
+            "SST_REDIS_TIMEOUT": 1.0,
+        }
+        procs: dict[str, subprocess.Popen] = {}
+        outs: dict[str, Path] = {}
+        logs = {name: tmp_path / f"log-{name}.txt" for name in "abc"}
+        try:
+            # A's fit sleeps a minute: B and C start and wait for it, even on a loaded machine
+            procs["a"], outs["a"] = _start_crawl(tmp_path, "a", url=demo_server.url, slow_fit=60, settings=base)
+            _wait_for(lambda: fleet.client.exists(lock), what="A to take the build lock", alive=(procs["a"],))
+            for name in "bc":
+                procs[name], outs[name] = _start_crawl(tmp_path, name, url=demo_server.url, slow_fit=0, settings=base)
+            _wait_for(
+                lambda: all("waiting for another worker" in logs[n].read_text() for n in "bc"),
+                what="B and C to wait for A",
+                alive=tuple(procs.values()),
+            )
+            server.proc.kill()  # no goodbye, no save: it comes back empty
+            server.proc.wait()
+            server.proc = None
+            _wait_for(
+                lambda: all("goes on with local models" in logs[n].read_text() for n in "bc"),
+                what="B and C to go local",
+                alive=tuple(procs.values()),
+            )
+            time.sleep(5)  # the outage: B and C crawl on, their own samples complete
+            server.start()
+            results = {name: _finish(procs[name], outs[name], timeout=300) for name in "abc"}
+            shared = fleet.client.hget(fleet.key("127.0.0.1", "model"), "builder")
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+            fleet.close()
+    for result in results.values():
+        _exactly_once(result)
+        assert all(r["text"] for r in result["received"])
+    for name in "bc":
+        log = results[name]["log"]
+        down, back = log.index("goes on with local models"), log.find("answers again: back to sharing")
+        assert back > down, name  # it shared again before its crawl ended
+        assert "model built for site" not in log[down:back], name  # not fitted while Redis was down
+    fits = {name: sst_stat(r, "models_built") for name, r in results.items()}
+    assert sum(fits.values()) <= 2, fits
+    assert shared is not None  # shared again through the new Redis
+
+
 # -- Redis fails mid-crawl ---------------------------------------------------------------
 
 
@@ -508,7 +571,7 @@ def test_after_redis_restarts_empty_the_crawl_shares_again(demo_server, tmp_path
 # -- a worker killed while it holds items ---------------------------------------------------
 
 
-def _fleet_cmd(workdir: Path, name: str, site_url: str, redis_url: str, grace: int) -> list[str]:
+def _fleet_cmd(workdir: Path, name: str, site_url: str, redis_url: str, grace: int, **more) -> list[str]:
     """A `scrapy crawl fleet` worker that holds every item until its crawl ends (a sample
     it never completes), so a worker killed mid-crawl dies holding items."""
     settings = {
@@ -519,9 +582,11 @@ def _fleet_cmd(workdir: Path, name: str, site_url: str, redis_url: str, grace: i
         "SST_WORKERS": "thread",
         "DOWNLOAD_DELAY": 0.2,
         "LOG_LEVEL": "INFO",
+        **more,
     }
     cmd = [sys.executable, "-m", "scrapy", "crawl", "fleet", "-a", f"url={site_url}", "-a", f"grace={grace}"]
     cmd += ["-a", f"stats_out={workdir / f'stats-{name}.json'}", "-O", str(workdir / f"items-{name}.jsonl")]
+    cmd += ["-a", f"parsed_out={workdir / f'parsed-{name}.txt'}"]
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
     return cmd
@@ -543,9 +608,11 @@ def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(
         finally:
             doomed.send_signal(signal.SIGKILL)
             doomed.wait()
-        # what the dead worker held: every one of these pages' items was lost with it
-        lost = sorted(json.loads(raw)["url"] for k in held_keys() for raw in client.hvals(k))
-        assert len(lost) >= 5 and len(set(lost)) == len(lost)
+        # what the dead worker held: every one of these pages' items was lost with it (and
+        # the pages whose callbacks were running, recorded too: they yield no item here)
+        recorded = [json.loads(raw)["url"] for k in held_keys() for raw in client.hvals(k)]
+        lost = sorted(u for u in recorded if "/article/" in u)
+        assert len(lost) >= 5 and len(set(recorded)) == len(recorded)
         survivor = subprocess.run(
             _fleet_cmd(tmp_path, "survivor", demo_server.url, server.url, grace=45),
             capture_output=True,
@@ -563,9 +630,87 @@ def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(
     assert set(lost) <= set(urls), sorted(set(lost) - set(urls))  # crawled again past the dupefilter
     assert all(item["text"] for item in items)  # and cleaned
     stats = json.loads((tmp_path / "stats-survivor.json").read_text())
-    assert stats.get("sst/redis/pages_recovered") == len(lost)
+    assert stats.get("sst/redis/pages_recovered") == len(recorded)
     assert "crawling them again here" in survivor.stderr
     assert not left  # the survivor closed cleanly: no record of it, none of the dead one
+
+
+def test_items_killed_in_the_pipelines_are_crawled_again_and_delivered_once(demo_server, tmp_path):
+    """The worker's sites have models, so its items are not held but go straight to the
+    pipelines, where a storage that hangs keeps them; it is SIGKILLed. Every page it
+    parsed was recorded in Redis before its callback ran and stays recorded until its
+    items are through the pipelines, so a survivor crawls each again past the duplicate
+    filter and delivers its items once: no page parsed and not delivered."""
+    fast = {"SST_SAMPLE_PAGES": 3}  # models after a few pages: the later items are not held
+    stall = {"ITEM_PIPELINES": json.dumps({"redis_fleet_runner.StallPipeline": 900}), **fast}
+    with RedisServer() as server:
+        client = _fleet(server.url, "crash").client
+        parsed = tmp_path / "parsed-doomed.txt"
+        doomed = subprocess.Popen(
+            _fleet_cmd(tmp_path, "doomed", demo_server.url, server.url, grace=60, **stall),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+            cwd=str(ROOT),
+        )
+        try:
+            _wait_for(
+                lambda: parsed.exists() and len(parsed.read_text().splitlines()) >= 8,
+                timeout=180,
+                what="the doomed worker to parse articles",
+                alive=(doomed,),
+            )
+        finally:
+            doomed.send_signal(signal.SIGKILL)
+            doomed.wait()
+        lost = set(parsed.read_text().splitlines())  # parsed, and not one delivered
+        survivor = subprocess.run(
+            _fleet_cmd(tmp_path, "survivor", demo_server.url, server.url, grace=45, **fast),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=_env(),
+            cwd=str(ROOT),
+        )
+        assert survivor.returncode == 0, survivor.stderr[-4000:]
+        left = list(client.scan_iter("crash:*:held:*"))
+        client.close()
+    assert len(lost) >= 8
+    feed = tmp_path / "items-doomed.jsonl"
+    assert not feed.exists() or not feed.read_text().strip()  # the stalled pipelines let none out
+    items = [json.loads(line) for line in (tmp_path / "items-survivor.jsonl").read_text().splitlines() if line]
+    urls = collections.Counter(item["url"] for item in items)
+    assert max(urls.values()) == 1, [u for u, n in urls.items() if n > 1]
+    assert lost <= set(urls), sorted(lost - set(urls))
+    assert all(item["text"] for item in items)
+    stats = json.loads((tmp_path / "stats-survivor.json").read_text())
+    assert stats.get("sst/redis/pages_recovered", 0) >= len(lost)
+    assert not left
+
+
+def test_page_records_are_deleted_as_items_are_delivered_even_as_copies(demo_server, tmp_path):
+    """A pipeline that gives back a copy of each item (so Scrapy's item_scraped carries
+    another object than the spider yielded), held items among them: every page's record
+    is deleted once its items are delivered, none is left to be crawled again."""
+    settings = {"SST_SAMPLE_PAGES": 10, "ITEM_PIPELINES": json.dumps({"redis_fleet_runner.CopyPipeline": 900})}
+    with RedisServer() as server:
+        run = subprocess.run(
+            _fleet_cmd(tmp_path, "copies", demo_server.url, server.url, grace=1, **settings),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=_env(),
+            cwd=str(ROOT),
+        )
+    assert run.returncode == 0, run.stderr[-4000:]
+    items = [json.loads(line) for line in (tmp_path / "items-copies.jsonl").read_text().splitlines() if line]
+    urls = collections.Counter(item["url"] for item in items)
+    assert set(urls) == set((tmp_path / "parsed-copies.txt").read_text().splitlines()) and max(urls.values()) == 1
+    stats = json.loads((tmp_path / "stats-copies.json").read_text())
+    assert stats.get("sst/items_held", 0) > 0  # held ones too
+    assert stats["sst/redis/held_recorded"] >= len(urls)
+    assert stats.get("sst/redis/records_released") == stats["sst/redis/held_recorded"]
+    assert not stats.get("sst/redis/items_not_followed")
 
 
 # -- refinement reaches the fleet's models ----------------------------------------------------

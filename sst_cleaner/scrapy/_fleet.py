@@ -11,15 +11,16 @@ processes (e.g. scrapy-redis workers) over the same sites:
   sample (in its worker process, as usual) while renewing the lock, then publishes it;
   the others wait (polling with backoff) and load the published model; a builder that
   dies stops renewing, its lock expires and the next claim takes over;
-* every page whose items this process holds is recorded in Redis until they leave, with a
-  heartbeat; the held pages of a worker whose heartbeat stopped are crawled again by a
-  live one (:mod:`sst_cleaner.scrapy._fleet_held`);
+* every page is recorded in Redis before its callback runs, until its items are through
+  the pipelines (held here first or not), with a heartbeat; the pages of a worker whose
+  heartbeat stopped are crawled again by a live one (:mod:`sst_cleaner.scrapy._fleet_held`);
 * a model read from Redis is untrusted data, checked like a model file; a bad one is
   rejected (logged, counted in ``sst/redis/models_rejected``), deleted if it has not
   changed since, and built again.
 
-Redis is never on the crawl's critical path: every call runs in this store's threads
-with the socket timeout ``SST_REDIS_TIMEOUT``, and the first failure (down, slow, a
+Redis is never on the crawl's critical path for longer than one call: every call runs in
+this store's threads with the socket timeout ``SST_REDIS_TIMEOUT`` (a response's callback
+waits for its page's record, no other call is waited on by the crawl), and the first failure (down, slow, a
 refused script) switches the crawl to local models, said once in the log and counted in
 ``sst/redis/down``. From then on Redis is pinged with backoff (from RECONNECT_SECONDS to
 RECONNECT_MAX_SECONDS); when it answers the crawl shares again (``sst/redis/reconnects``,
@@ -28,7 +29,10 @@ meanwhile keep it, and offer it to the fleet if it has none (``sst/redis/local_m
 the others are claimed through Redis as before, so after Redis comes back empty each is
 built once for the fleet. While Redis is down a site is fitted here only on this
 process's complete sample, at its hold timeout or at the end of the crawl, never because
-the fleet said it was ready (every waiting worker would fit it). Items are held and released by the
+the fleet said it was ready (every waiting worker would fit it); and a site this process
+saw another worker building is not fitted here at all before SST_REDIS_WAIT from then
+(that worker may have fitted it): when Redis answers again it is claimed as usual, so it
+is loaded, or built once more for the fleet. Items are held and released by the
 middleware as always, so none is lost or doubled whatever Redis does.
 
 Refinement: when the method's models add up (the default method's), later pages of a
@@ -49,6 +53,7 @@ import os
 import socket
 import time
 import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
@@ -94,10 +99,39 @@ HEARTBEAT_SECONDS = 2.0
 HEARTBEAT_TTL = 15.0
 SWEEP_SECONDS = 5.0
 MAX_ADOPTED = 500
+#: records of pages done while Redis was down, kept to be deleted when it answers again
+MAX_UNRELEASED = 100_000
+#: items followed to the end of the pipelines beyond the held ones (SST_MAX_HELD_ITEMS):
+#: far above what Scrapy's item concurrency lets into the pipelines at once
+MAX_IN_FLIGHT = 100_000
 
 SHARED = "shared"  # third element of a build result: the model came from the fleet
 FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
 NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
+
+
+class InFlight:
+    """The Redis record of one page whose callback runs or whose items are not yet
+    through the pipelines (held, or being cleaned)."""
+
+    __slots__ = ("field", "url", "key", "response", "items", "parsing")
+
+    def __init__(self, field: str, response: Any):
+        self.field = field  # the record's field in this worker's hash
+        self.url = str(getattr(response, "url", ""))
+        # the page's response (weakly: not kept for this): its items reach the item
+        # signals with it when the middleware did not hold them
+        self.response = _weak(response)
+        self.key = id(response)
+        self.items: dict[int, Any] = {}  # the page's items not yet through the pipelines
+        self.parsing = True  # its callback may yield more
+
+
+def _weak(obj: Any) -> Callable[[], Any]:
+    try:
+        return weakref.ref(obj)
+    except TypeError:  # an object without weak references is never matched
+        return lambda: None
 
 
 def _model_json(model: SiteCleaner, lock: Any) -> bytes:
@@ -134,7 +168,13 @@ class SharedSiteModelStore(SiteModelStore):
         # this process's held pages in Redis: a new one per run, so a restarted worker
         # with the same pid recovers its dead predecessor's pages
         self.incarnation = hashlib.sha1(f"{self.worker_id}:{uuid.uuid4().hex}".encode()).hexdigest()[:16]
-        self._held: dict[int, list] = {}  # id(page) -> [page, items held, field, recorded Deferred]
+        # id(item) -> its page's record, for the items not yet through the pipelines
+        # (insertion order: the oldest first); id(response) -> the record of its page
+        self._in_flight: dict[int, InFlight] = {}
+        self._by_response: dict[int, InFlight] = {}
+        self._by_url: dict[str, InFlight] = {}
+        # records of pages done while Redis was down: deleted when it answers again
+        self._unreleased: set[str] = set()
         self._rescheduler: Optional[Callable[[bytes], None]] = None
         self._next_beat = self._next_sweep = 0.0
         self._beating = False
@@ -159,6 +199,9 @@ class SharedSiteModelStore(SiteModelStore):
         # sites this process fitted while Redis was down (or whose publish it cut short):
         # offered to the fleet when Redis answers again
         self._unpublished: set[str] = set()
+        # site -> when this process first saw another worker building it: while Redis is
+        # down such a site is not fitted here before SST_REDIS_WAIT from then (see _shared_build)
+        self._elsewhere: dict[str, float] = {}
 
     # -- lifecycle
     def open(self) -> None:
@@ -189,6 +232,9 @@ class SharedSiteModelStore(SiteModelStore):
                     self.fleet.forget_worker(self.incarnation)
                 except Exception as exc:
                     logger.info("sst: could not clear this worker's held-page records: %s", self._said(exc))
+            self._in_flight.clear()
+            self._by_response.clear()
+            self._by_url.clear()
             super().close()
         finally:
             self._rexec.shutdown(wait=True, cancel_futures=True)
@@ -222,46 +268,126 @@ class SharedSiteModelStore(SiteModelStore):
         """``rescheduler(record)`` schedules a dead worker's held page again (reactor thread)."""
         self._rescheduler = rescheduler
 
-    # -- held pages (crash safety, see _fleet_held.py)
-    def note_held(self, page: PageRecord, request: Any, spider: Any) -> None:
-        """One more item of ``page`` is held: the first records the page's request in Redis."""
+    # -- pages in flight (crash safety, see _fleet_held.py)
+    def watch_items(self, signals: Any) -> None:
+        """Follow the crawl's items to their end (``signals``: the crawler's): a page's
+        record is deleted once every item it yielded is through the pipelines."""
+        from scrapy import signals as scrapy_signals
+
+        for signal in (scrapy_signals.item_scraped, scrapy_signals.item_dropped, scrapy_signals.item_error):
+            signals.connect(self._item_done, signal=signal)
+
+    async def record_page(self, response: Any, spider: Any) -> Optional[InFlight]:
+        """Record ``response``'s request in Redis, and wait for it to be written, before
+        its callback runs (the middleware calls this before it reads the callback's
+        output, and a generator callback runs only then): from the first item the spider
+        yields until the last one is through the pipelines, a worker killed at any
+        instant leaves the page for another worker to crawl again. None: not recorded
+        (Redis is down, or the request cannot be a record)."""
         from sst_cleaner.scrapy._fleet_held import encode_request
 
-        entry = self._held.get(id(page))
-        if entry is not None and entry[0] is page:
-            entry[1] += 1
-            return
-        entry = [page, 1, None, None]
-        self._held[id(page)] = entry
+        request = getattr(response, "request", None)
         if self._down or request is None:
-            return
+            return None
         try:
             raw = encode_request(request, spider)
         except Exception as exc:  # whatever a request holds, the page's items go on
-            logger.info("sst: could not record the held page %s: %r", page.url, exc)
+            logger.info("sst: could not record the page %s: %r", response.url, exc)
             raw = None
         if raw is None:
             self.inc("redis/held_not_recorded")
+            return None
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        entry = InFlight(uuid.uuid4().hex, response)
+        self._by_response[entry.key] = entry
+        self._by_url[entry.url] = entry
+        try:  # the middleware runs under Scrapy's loop (asyncio or not): a future, not a Deferred
+            written = self._redis(self.fleet.hold_page, self.incarnation, entry.field, raw, HEARTBEAT_TTL)
+            await maybe_deferred_to_future(written)
+        except Exception as exc:
+            self._failed(exc)
+            # it may be written all the same (a reply that timed out): deleted when the
+            # page is done, if Redis answers again by then
+        else:
+            self.inc("redis/held_recorded")
+        return entry
+
+    def note_item(self, entry: Optional[InFlight], item: Any) -> None:
+        """``item`` came out of the callback of ``entry``'s page: the record stays until
+        the item is through the pipelines (held first or not)."""
+        if entry is None:
             return
-        entry[2] = uuid.uuid4().hex
-        d = self._redis(self.fleet.hold_page, self.incarnation, entry[2], raw, HEARTBEAT_TTL)
-        entry[3] = d.addCallbacks(lambda _: self.inc("redis/held_recorded"), self._failed)
+        entry.items[id(item)] = item
+        self._in_flight[id(item)] = entry
+        if len(self._in_flight) > self.config.max_held_items + MAX_IN_FLIGHT:
+            # items whose end was never seen (see _item_done): the oldest is taken as
+            # delivered, so memory stays bounded
+            key, oldest = next(iter(self._in_flight.items()))
+            del self._in_flight[key]
+            oldest.items.pop(key, None)
+            self.inc("redis/items_not_followed")
+            self._page_done(oldest)
 
-    def item_out(self, item: Any) -> Any:
-        page = self.item_pages.peek(item)  # not page_for: that unbinds it, and the pipeline needs it
-        entry = self._held.get(id(page)) if page is not None else None
-        if entry is not None and entry[0] is page:
-            entry[1] -= 1
-            if entry[1] <= 0:
-                del self._held[id(page)]
-                field, recorded = entry[2], entry[3]
-                if field is not None and recorded is not None:
-                    # after the record is written: a delete that overtook it would leave it
-                    recorded.addCallback(lambda _: None if self._down else self._release_record(field))
-        return super().item_out(item)
+    def page_parsed(self, entry: Optional[InFlight]) -> None:
+        """The callback of ``entry``'s page yielded its last item (or raised)."""
+        if entry is not None and entry.parsing:
+            entry.parsing = False
+            self._page_done(entry)
 
-    def _release_record(self, field: str) -> None:
-        self._redis(self.fleet.release_page, self.incarnation, field).addErrback(self._failed)
+    def _item_done(self, item: Any = None, response: Any = None, **kwargs: Any) -> None:
+        entry = self._in_flight.get(id(item))
+        if entry is not None and entry.items.get(id(item)) is item:
+            del self._in_flight[id(item)]
+            del entry.items[id(item)]
+        else:
+            # a pipeline gave back another object than the item it got (item_scraped
+            # carries what the last pipeline returned): it is an item of the page its
+            # URL field names, or else of the page of its response (unless the
+            # middleware held it: then the response is the one whose output released
+            # it, and the item is let go at the cap)
+            entry = self._page_of_copy(item, response)
+            if entry is None:
+                return
+            key = next(iter(entry.items))
+            del entry.items[key]
+            self._in_flight.pop(key, None)
+        self._page_done(entry)
+
+    def _page_of_copy(self, item: Any, response: Any) -> Optional[InFlight]:
+        entry = None
+        if self.config.url_field:
+            try:
+                from itemadapter import ItemAdapter
+
+                url = ItemAdapter(item).get(self.config.url_field)
+            except Exception:  # not an item ItemAdapter knows
+                url = None
+            entry = self._by_url.get(url) if isinstance(url, str) else None
+        if entry is None or not entry.items:
+            entry = self._by_response.get(id(response)) if response is not None else None
+            if entry is None or entry.response() is not response:
+                return None
+        return entry if entry.items else None
+
+    def _page_done(self, entry: InFlight) -> None:
+        if entry.parsing or entry.items:
+            return
+        if self._by_response.get(entry.key) is entry:
+            del self._by_response[entry.key]
+        if self._by_url.get(entry.url) is entry:
+            del self._by_url[entry.url]
+        self.inc("redis/records_released")
+        if self._down:  # deleted once Redis answers again (see _reconnect)
+            if len(self._unreleased) < MAX_UNRELEASED:
+                self._unreleased.add(entry.field)
+            return
+        self._redis(self.fleet.release_page, self.incarnation, entry.field).addErrback(self._failed)
+
+    def _release_unreleased(self) -> None:
+        fields, self._unreleased = sorted(self._unreleased), set()
+        if fields:
+            self._redis(self.fleet.release_page, self.incarnation, *fields).addErrback(self._failed)
 
     def _beat(self) -> None:
         """Renew the heartbeat; now and then, take over the held pages of dead workers."""
@@ -348,6 +474,7 @@ class SharedSiteModelStore(SiteModelStore):
             self._count_local_time()
             self._down = False
             self.inc("redis/reconnects")
+            self._release_unreleased()
             logger.info(
                 "sst: the shared model store (Redis at %s) answers again: back to sharing site models",
                 redact_url(self.redis_config.url),
@@ -416,8 +543,17 @@ class SharedSiteModelStore(SiteModelStore):
                 self._watch.pop(next(iter(self._watch)))
             self._watch[site] = [time.monotonic() + POLL_SECONDS, POLL_SECONDS]
 
+    def _mark_elsewhere(self, site: str, since: float) -> None:
+        """Another worker builds ``site`` (or is about to: its shared sample is complete)."""
+        if site not in self._elsewhere:
+            if len(self._elsewhere) >= MAX_WATCHED:
+                self._elsewhere.pop(next(iter(self._elsewhere)))
+            self._elsewhere[site] = since
+
     def _ready(self, site: str) -> None:
         self._watch.pop(site, None)
+        if site not in self._models:  # the fleet's sample is complete: a worker builds it
+            self._mark_elsewhere(site, time.monotonic())
         if site in self._notified or self._listener is None:
             return
         self._notified.add(site)
@@ -469,12 +605,14 @@ class SharedSiteModelStore(SiteModelStore):
         the crawl. If Redis is down then, the site is not fitted here on the few pages
         this process has (every worker of the fleet would fit it): ``"none"``, and the
         site stays held until its own sample is complete, its hold times out, the crawl
-        ends, or Redis answers again and the fleet builds it once."""
+        ends, or Redis answers again and the fleet builds it once. A site another worker
+        was building: while Redis is down, its build waits for Redis to answer, up to
+        SST_REDIS_WAIT from when that build was first seen, then claims it again."""
         from twisted.internet.defer import Deferred, succeed
 
         if self._down and fleet_only:
             return succeed((0.0, 0.0, NO_MODEL))
-        if self._down:
+        if self._down and site not in self._elsewhere:
             if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
                 return succeed((0.0, 0.0, NO_MODEL))
             return super().build(site, pages).addCallback(self._fitted_alone, site)
@@ -486,19 +624,28 @@ class SharedSiteModelStore(SiteModelStore):
     async def _shared_build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> tuple:
         token = uuid.uuid4().hex
         started = time.monotonic()
-        deadline = started + self.redis_config.wait
+        # the wait for another worker's build began when it was first seen building
+        deadline = self._elsewhere.get(site, started) + self.redis_config.wait
         delay, waited, rejections = 0.05, False, 0
-        while not self._down:
+        while True:
+            if self._down:
+                # Redis failed while another worker was building the site: that worker
+                # may have fitted it, and each waiting worker fitting it here too would
+                # make as many fits; wait for Redis (as for the build) and claim again
+                if fleet_only or site not in self._elsewhere or not await self._answers_before(deadline):
+                    break
+                continue
             try:
                 state, detail = await self._redis(self.fleet.claim, site, token)
-            except Exception as exc:  # Redis down or slow: local from here on
+            except Exception as exc:  # Redis down or slow: see above
                 self._failed(exc)
-                break
+                continue
             if waited and state != "busy":  # how long another worker's build kept this site's items
                 seconds = time.monotonic() - started
                 self.inc("redis/wait_seconds", round(seconds, 3))
                 self.max_stat("redis/max_wait_seconds", round(seconds, 3))
             if state == "lock":
+                self._elsewhere.pop(site, None)
                 logger.info("sst: building the model of site %s for the fleet", site)
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
@@ -506,6 +653,7 @@ class SharedSiteModelStore(SiteModelStore):
                 if loaded == FOREIGN:
                     break  # not this crawl's kind of model: built here, and left in place
                 if loaded is not None:
+                    self._elsewhere.pop(site, None)
                     sampled = self._sampled.get(site, set())
                     self._unlearnt[site] = [p for p in pages if p.url not in sampled]
                     return loaded
@@ -516,6 +664,7 @@ class SharedSiteModelStore(SiteModelStore):
             if not waited:
                 logger.info("sst: waiting for another worker to build the model of site %s", site)
                 waited = True
+            self._mark_elsewhere(site, started)
             if time.monotonic() >= deadline:
                 logger.warning(
                     "sst: waited %.0fs (SST_REDIS_WAIT) for another worker to build the "
@@ -529,6 +678,7 @@ class SharedSiteModelStore(SiteModelStore):
             delay = min(delay * 2, 1.0)
         if self._down and fleet_only:  # Redis failed meanwhile: held on (see build)
             return 0.0, 0.0, NO_MODEL
+        self._elsewhere.pop(site, None)
         down = self._down
         built = await self._local_build(site, pages)
         return self._fitted_alone(built, site) if down else built
@@ -537,6 +687,14 @@ class SharedSiteModelStore(SiteModelStore):
         if len(pages) < min(self.config.min_fit_pages, self.config.sample_pages):
             return 0.0, 0.0, NO_MODEL
         return await super().build(site, pages)
+
+    async def _answers_before(self, deadline: float) -> bool:
+        """Whether Redis answers again (see _reconnect) before ``deadline``."""
+        while self._down:
+            if time.monotonic() >= deadline:
+                return False
+            await self._sleep(RECONNECT_SECONDS / 2)
+        return True
 
     @staticmethod
     def _sleep(seconds: float):

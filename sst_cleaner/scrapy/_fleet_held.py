@@ -1,13 +1,23 @@
-"""Crash safety for the pages whose items a fleet worker holds.
+"""Crash safety for the pages a fleet worker has parsed and not yet delivered.
 
-A worker holds a page's items until its site has a model. If the worker dies (SIGKILL,
-OOM, a lost machine) those items die with it, and the fleet's shared duplicate filter
-(scrapy-redis's) has marked the page's URL as seen, so no worker would crawl it again.
-So each held page's request is recorded in Redis (:meth:`RedisFleet.hold_page`, one hash
-per worker, next to a heartbeat key the worker renews) until its items leave the
-middleware; a worker whose heartbeat stops is dead, and a live one takes its records (a
-Lua script: one taker per record) and schedules those requests again with
-``dont_filter`` (past the duplicate filter), so their items are delivered once.
+A worker holds a page's items until its site has a model, then cleans them in the item
+pipeline. If the worker dies (SIGKILL, OOM, a lost machine) the items it holds or cleans
+die with it, and the fleet's shared duplicate filter (scrapy-redis's) has marked the
+page's URL as seen, so no worker would crawl it again. So each page's request is
+recorded in Redis (:meth:`RedisFleet.hold_page`, one hash per worker, next to a
+heartbeat key the worker renews) before its callback runs, and the record is deleted
+once every item the callback yielded is through the pipelines (``item_scraped``,
+``item_dropped`` or ``item_error``): whenever the spider has yielded an item that is not
+delivered yet, its page's record is in Redis. A worker whose heartbeat stops is dead,
+and a live one takes its records (a Lua script: one taker per record) and schedules
+those requests again with ``dont_filter`` (past the duplicate filter), so their items
+are delivered once.
+
+What is left: a callback that is not a generator has run (and made its items) before
+the middleware sees its output, so its record is written after; a worker killed between
+an item's delivery and the deletion of its page's record (one Redis round trip) has that
+page crawled again, its items then delivered twice; and a page some of whose items were
+delivered when its worker died has all of them delivered again.
 
 A record is a request as JSON (never pickled): :func:`encode_request` keeps what
 ``Request.to_dict`` gives that JSON can carry (bytes as base64, meta values that are not

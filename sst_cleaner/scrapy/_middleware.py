@@ -135,6 +135,7 @@ class SSTSpiderMiddleware:
             cast("SharedSiteModelStore", self.store).set_listener(self.builds.shared_ready)
             # a dead worker's held pages are crawled again from here (see _fleet_held.py)
             cast("SharedSiteModelStore", self.store).set_rescheduler(self._crawl_again)
+            cast("SharedSiteModelStore", self.store).watch_items(crawler.signals)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> Any:
@@ -220,11 +221,16 @@ class SSTSpiderMiddleware:
 
         await self._backpressure()  # before this page's items go out
         page, hold = await self._hold_page(response)
+        # a fleet's page is recorded in Redis before its callback runs (see _fleet_held.py)
+        fleet = cast("SharedSiteModelStore", self.store) if self.builds.shared else None
+        record = await fleet.record_page(response, self.crawler.spider) if fleet is not None else None
         try:
             async for out in result:
                 if not _is_item(out):
                     yield out
                     continue
+                if fleet is not None:
+                    fleet.note_item(record, out)
                 if page is None:
                     self.store.inc("items_passed_non_html")
                     # the marker stands in for a page: the pipeline flags the item "non_html"
@@ -235,8 +241,6 @@ class SSTSpiderMiddleware:
                 self.store.bind(out, page)
                 if hold is not None and self.book.is_current(hold):
                     self.book.hold_item(hold, out)
-                    if self.builds.shared:  # recorded in Redis until its items leave (crash safety)
-                        cast("SharedSiteModelStore", self.store).note_held(page, response.request, self.crawler.spider)
                     if self.book.held_items > self.config.max_held_items:  # a page with many items
                         self.book.enforce_bounds()
                         while self.book.ready:
@@ -244,6 +248,8 @@ class SSTSpiderMiddleware:
                 else:
                     yield self._item_out(out)
         except Exception:
+            if fleet is not None:
+                fleet.page_parsed(record)
             # the callback raised after yielding some items (Scrapy logs and counts the
             # error itself, after the items yielded before it): the page is recorded and
             # its items held like any other, so finish its bookkeeping as below (the fit it
@@ -252,6 +258,8 @@ class SSTSpiderMiddleware:
             async for out in self._after_page(page, hold):
                 yield out
             raise
+        if fleet is not None:
+            fleet.page_parsed(record)
         async for out in self._after_page(page, hold):
             yield out
         await self._callback_items_cleaned(response)

@@ -617,8 +617,9 @@ class RedisFleet:
         pipe.pexpire(self._ns_key(f"held:{worker}"), self._ms(self.config.model_ttl))
         pipe.execute()
 
-    def release_page(self, worker: str, field: str) -> None:
-        self.client.hdel(self._ns_key(f"held:{worker}"), field)
+    def release_page(self, worker: str, *fields: str) -> None:
+        """Delete the records of pages whose items are all through the pipelines."""
+        self.client.hdel(self._ns_key(f"held:{worker}"), *fields)
 
     def dead_workers(self, me: str, most: int = 50) -> list[str]:
         """Workers with held pages whose heartbeat stopped (at most ``most``)."""
