@@ -60,14 +60,8 @@ from typing import Any, Callable, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
-from sst_cleaner.scrapy._redis_store import (
-    ForeignModel,
-    ModelIdentity,
-    RedisFleet,
-    parse_model_json,
-    redact_text,
-    redact_url,
-)
+from sst_cleaner.scrapy._redact import redact_text, redact_url
+from sst_cleaner.scrapy._redis_store import ForeignModel, ModelIdentity, RedisFleet, parse_model_json
 from sst_cleaner.scrapy._settings import RedisConfig, SSTConfig, load_redis_config
 from sst_cleaner.scrapy._site_models import PageRecord, SiteModelStore
 

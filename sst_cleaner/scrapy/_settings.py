@@ -214,7 +214,7 @@ def _store_url(settings: Any, spec: Setting) -> Optional[str]:
         return f"redis://{host}:{port}/{db}"
     value = str(value).strip()
     if not value.startswith(("redis://", "rediss://", "unix://")):
-        from sst_cleaner.scrapy._redis_store import redact_url  # the value may hold a password
+        from sst_cleaner.scrapy._redact import redact_url  # the value may hold a password
 
         raise ValueError(f"{spec.name} must be 'redis' or a redis:// URL, got {redact_url(value)!r}")
     return value
