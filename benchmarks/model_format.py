@@ -38,25 +38,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # the checkout, when it is not instal
 
 CORPORA = ("sites-dev", "news-eras", "portal", "docs-dev")
 
-
-def v1_data(cleaner) -> dict:
-    """The cleaner's model as format version 1 wrote it."""
-    data = cleaner.to_dict()
-    st = cleaner._impl.stats
-    data["format_version"] = 1
-    data["model"]["site_stats"] = {
-        "n_pages": st.n_pages,
-        "page_fps": st.page_fps,
-        "sent_df": st.sent_df,
-        "sent_len": st.sent_len,
-        "node_df": st.node_df,
-        "node_sent": st.node_sent,
-        "node_feat": {
-            k: {f: [round(float(c), 6), round(st.node_Q.get(k, {}).get(f, 0.0), 6)] for f, c in d.items()}
-            for k, d in st.node_S.items()
-        },
-    }
-    return data
+from sst_cleaner.tools.model_versions import version_1  # noqa: E402 (after the path)
 
 
 def _save_load(cleaner, folder: str, name: str, data: dict):
@@ -87,7 +69,7 @@ def sizes(corpus: str, n_pages: int) -> None:
     pages = load_corpus(find_manifests(corpus)[0]).pages[:n_pages]
     cleaner = _new_cleaner().fit([(p.url, p.html) for p in pages])
     with tempfile.TemporaryDirectory() as folder:
-        _, old = _save_load(cleaner, folder, "v1.json", v1_data(cleaner))
+        _, old = _save_load(cleaner, folder, "v1.json", version_1(cleaner))
         _, new = _save_load(cleaner, folder, "v2.json", cleaner.to_dict())
         # CPU time of a load (read, check, rebuild), best of 3 each, interleaved
         loads: dict[str, list[float]] = {"v1.json": [], "v2.json": []}
@@ -121,7 +103,7 @@ def corpus_report(corpus: str) -> dict:
             all_pages.extend(pages)
             inputs = [(p.url, p.html) for p in pages]
             memory = _new_cleaner().fit(inputs[::2])
-            old, old_size = _save_load(memory, folder, "v1.json", v1_data(memory))
+            old, old_size = _save_load(memory, folder, "v1.json", version_1(memory))
             new, new_size = _save_load(memory, folder, "v2.json", memory.to_dict())
             size["v1"] += old_size
             size["v2"] += new_size

@@ -12,28 +12,9 @@ import pytest
 from sst_cleaner import ModelFormatError, SiteCleaner
 from sst_cleaner.engine.methods.sitestats.site_stats import sentence_hash
 from sst_cleaner.tools.demo import DemoSite
+from sst_cleaner.tools.model_versions import version_1
 
 FAST = {"page_time_budget": None, "site_time_budget": None}
-
-
-def version_1(cleaner: SiteCleaner) -> dict:
-    """The cleaner's model as format version 1 wrote it: every table in full."""
-    data = cleaner.to_dict()
-    st = cleaner._impl.stats
-    data["format_version"] = 1
-    data["model"]["site_stats"] = {
-        "n_pages": st.n_pages,
-        "page_fps": st.page_fps,
-        "sent_df": st.sent_df,
-        "sent_len": st.sent_len,
-        "node_df": st.node_df,
-        "node_sent": st.node_sent,
-        "node_feat": {
-            k: {f: [round(float(c), 6), round(st.node_Q.get(k, {}).get(f, 0.0), 6)] for f, c in d.items()}
-            for k, d in st.node_S.items()
-        },
-    }
-    return data
 
 
 @pytest.fixture(scope="module")
