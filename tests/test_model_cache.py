@@ -90,10 +90,11 @@ def _thread_crawl(workdir, url: str, name: str, max_models: int) -> dict:
 
 
 def _crash_crawl(workdir, url: str, name: str, max_models: int) -> dict:
-    """The first article page of bucket 3 of 7 cleaned (not one its model was fitted
-    on) kills the worker, once."""
+    """After the crawl, once every site has its model and the evicted copies are on
+    disk, the spider goes back to each site's first page (as ``...?again``, items again):
+    the first of those pages cleaned kills the worker, once; the new one cleans the rest."""
     marker = workdir / f"crashed-{name}.txt"
-    params = {"crash_mod": 7, "crash_bucket": 3, "crash_marker": str(marker)}
+    params = {"crash_url_part": "?again", "crash_marker": str(marker)}
     result = crawl_in_subprocess(
         workdir,
         name,
@@ -101,6 +102,8 @@ def _crash_crawl(workdir, url: str, name: str, max_models: int) -> dict:
         kinds=["status"],
         crashing_method=True,
         probe_store=True,
+        revisit=True,
+        revisit_query="?again",
         settings=dict(
             BASE, SST_MAX_MODELS=max_models, SST_METHOD="crashing", SST_PARAMS=params, SST_WORKER_INIT=CRASH_INIT
         ),
@@ -197,3 +200,6 @@ def test_a_restarted_worker_gets_back_the_models_evicted_to_disk(crawls):
     kept = {i: out for i, out in _outputs(one).items() if i not in errors}
     assert kept == {i: out for i, out in _outputs(every).items() if i not in errors}
     assert sum(status == "cleaned" for status, _ in kept.values()) > len(kept) / 2
+    # the pages cleaned after the restart, of every site, were cleaned with its model
+    after = [status for i, (status, _) in _outputs(one).items() if i.startswith("again:") and i not in errors]
+    assert len(after) >= 3 and set(after) == {"cleaned"}

@@ -196,7 +196,8 @@ def register_faulty_method() -> None:
 
 def register_crashing_method() -> None:
     """Register method "crashing" (CETD whose *worker process* dies, ``os._exit``, while
-    cleaning an article page of bucket ``crash_bucket`` of ``crash_mod``; in the Scrapy
+    cleaning an article page of bucket ``crash_bucket`` of ``crash_mod``, or whose URL holds
+    ``crash_url_part``; in the Scrapy
     process itself, i.e. in thread mode, it never crashes). Pages the model was fitted on
     never crash (so the crash hits the cleaning of an item's page, not the build). With
     ``crash_marker`` (a file path) only the first such page crashes: the dying worker
@@ -211,8 +212,16 @@ def register_crashing_method() -> None:
 
     @register_method("crashing")
     class CrashingMethod(CETDMethod):
-        def __init__(self, crash_mod: int = 0, crash_bucket: int = 0, crash_marker: str = "", **params: Any):
+        def __init__(
+            self,
+            crash_mod: int = 0,
+            crash_bucket: int = 0,
+            crash_marker: str = "",
+            crash_url_part: str = "",
+            **params: Any,
+        ):
             super().__init__(**params)
+            self.crash_url_part = crash_url_part
             self.crash_mod = int(crash_mod)
             self.crash_bucket = int(crash_bucket)
             self.crash_marker = crash_marker
@@ -224,12 +233,15 @@ def register_crashing_method() -> None:
 
         def clean(self, page: Any) -> Any:
             url = page.url or ""
+            if self.crash_url_part:
+                chosen = self.crash_url_part in url
+            else:
+                chosen = bool(self.crash_mod) and url_bucket(url, self.crash_mod) == self.crash_bucket
             if (
-                self.crash_mod
+                chosen
                 and multiprocessing.parent_process() is not None
                 and url not in self.fitted_urls
                 and "/article/" in url
-                and url_bucket(url, self.crash_mod) == self.crash_bucket
             ):
                 if not self.crash_marker:
                     os._exit(70)
@@ -345,7 +357,7 @@ class ProbeSpider(scrapy.Spider):
         if not all(store.has_model(site) for site in seen) and self.idles < 20:
             raise DontCloseSpider("a model is still being built")  # asked again at the next idle
         urls = [self.first_page[site] for site in sorted(self.first_page) if store.has_model(site)]
-        self.revisits = urls * 2
+        self.revisits = [url + self.cfg.get("revisit_query", "") for url in urls * 2]
         self._next_revisit()
         raise DontCloseSpider("revisiting")
 
@@ -355,9 +367,16 @@ class ProbeSpider(scrapy.Spider):
             self.crawler.engine.crawl(request)
 
     def parse_revisit(self, response: Any) -> Any:
+        """A revisit: the store probed; with cfg "revisit_query", items again, under
+        ids of their own."""
         probe_revisit(response.url)
         self._next_revisit()
-        return []
+        if self.cfg.get("revisit_query"):
+            parts = urlsplit(response.url)
+            for kind in self.cfg.get("kinds", ["dict"]):
+                item_id = f"again:{parts.path}?{parts.query}#{kind}#{len(self.revisits or ())}"
+                YIELDED.append(item_id)
+                yield make_item(kind, item_id, response.url)
 
     async def start(self):
         if self.cfg.get("start_item"):
