@@ -75,6 +75,9 @@ def _crawl(workdir, url: str, name: str, max_models: int, **settings) -> dict:
         url=url,
         kinds=["status"],
         probe_store=True,  # store.get on every page, as a link extractor would
+        # then the first page of each site with a model again, twice round: however the
+        # crawl's pages and builds interleaved, sites evicted meanwhile are asked for
+        revisit=True,
         settings=dict(BASE, SST_MAX_MODELS=max_models, **settings),
     )
 
@@ -87,10 +90,11 @@ def _thread_crawl(workdir, url: str, name: str, max_models: int) -> dict:
 
 
 def _crash_crawl(workdir, url: str, name: str, max_models: int) -> dict:
-    """The first article page of bucket 3 of 7 cleaned (not one its model was fitted
-    on) kills the worker, once."""
+    """After the crawl, once every site has its model and the evicted copies are on
+    disk, the spider goes back to each site's first page (as ``...?again``, items again):
+    the first of those pages cleaned kills the worker, once; the new one cleans the rest."""
     marker = workdir / f"crashed-{name}.txt"
-    params = {"crash_mod": 7, "crash_bucket": 3, "crash_marker": str(marker)}
+    params = {"crash_url_part": "?again", "crash_marker": str(marker)}
     result = crawl_in_subprocess(
         workdir,
         name,
@@ -98,6 +102,8 @@ def _crash_crawl(workdir, url: str, name: str, max_models: int) -> dict:
         kinds=["status"],
         crashing_method=True,
         probe_store=True,
+        revisit=True,
+        revisit_query="?again",
         settings=dict(
             BASE, SST_MAX_MODELS=max_models, SST_METHOD="crashing", SST_PARAMS=params, SST_WORKER_INIT=CRASH_INIT
         ),
@@ -151,7 +157,11 @@ def test_the_crawl_process_keeps_at_most_max_models_copies(crawls):
     # store.get read the evicted copies back, every time: a link extractor never finds
     # a site with a model without it
     assert one["probe"]["gets"] > 0 and one["probe"]["missing"] == 0
-    assert sst_stat(one, "local_models_reloaded") >= 1 and sst_stat(one, "local_models_lost") == 0
+    # the spider's revisits, after the crawl: all but maybe the first asked for a site
+    # whose copy was on disk, and each of those read it back
+    assert one["probe"]["revisits"] >= 4 and one["probe"]["revisited_on_disk"] >= one["probe"]["revisits"] - 1
+    assert sst_stat(one, "local_models_reloaded") >= one["probe"]["revisited_on_disk"]
+    assert sst_stat(one, "local_models_lost") == 0 and every["probe"]["revisited_on_disk"] == 0
     assert sst_stat(one, "errors") == 0
     assert sst_stat(one, "peak_local_models") >= 1
 
@@ -168,7 +178,9 @@ def test_thread_mode_evicts_models_with_their_refinements(crawls):
         assert len(result["saved_pages"]) == sst_stat(result, "models_built") == sst_stat(result, "models_saved")
     assert sst_stat(one, "pages_refined") > 0
     assert one["probe"]["peak_in_use"] == 1 and one["probe"]["missing"] == 0
-    assert sst_stat(one, "local_models_evicted") >= 2 and sst_stat(one, "local_models_reloaded") >= 1
+    assert sst_stat(one, "local_models_evicted") >= 2
+    assert one["probe"]["revisits"] >= 4 and one["probe"]["revisited_on_disk"] >= one["probe"]["revisits"] - 1
+    assert sst_stat(one, "local_models_reloaded") >= one["probe"]["revisited_on_disk"]
     assert _outputs(one) == _outputs(every)
 
 
@@ -188,3 +200,6 @@ def test_a_restarted_worker_gets_back_the_models_evicted_to_disk(crawls):
     kept = {i: out for i, out in _outputs(one).items() if i not in errors}
     assert kept == {i: out for i, out in _outputs(every).items() if i not in errors}
     assert sum(status == "cleaned" for status, _ in kept.values()) > len(kept) / 2
+    # the pages cleaned after the restart, of every site, were cleaned with its model
+    after = [status for i, (status, _) in _outputs(one).items() if i.startswith("again:") and i not in errors]
+    assert len(after) >= 3 and set(after) == {"cleaned"}

@@ -28,7 +28,7 @@ except ImportError:  # attrs items are tested only where attrs is installed
 YIELDED: list[str] = []
 RECEIVED: list[dict] = []
 #: what probe_store saw of the crawl's model store (cfg "probe_store")
-PROBE = {"peak_in_use": 0, "gets": 0, "missing": 0}
+PROBE = {"peak_in_use": 0, "gets": 0, "missing": 0, "revisits": 0, "revisited_on_disk": 0}
 
 
 class PageItem(scrapy.Item):
@@ -119,6 +119,19 @@ def probe_store(url: str) -> None:
     PROBE["peak_in_use"] = max(PROBE["peak_in_use"], len(store._models))
 
 
+def probe_revisit(url: str) -> None:
+    """A revisit (cfg "revisit"): the evicted copies are written out first, so a get of
+    a site whose copy is not in memory must read its file back."""
+    from sst_cleaner.scrapy._site_models import active_store
+
+    store = active_store()
+    store._models.flush()
+    site = store.site_key(url)
+    PROBE["revisits"] += 1
+    PROBE["revisited_on_disk"] += site in store._models._spilled
+    probe_store(url)
+
+
 def section_key(url: str) -> str:
     """A site key per section of the demo site (SST_SITE_KEY as an import path)."""
     path = urlsplit(url).path
@@ -183,7 +196,8 @@ def register_faulty_method() -> None:
 
 def register_crashing_method() -> None:
     """Register method "crashing" (CETD whose *worker process* dies, ``os._exit``, while
-    cleaning an article page of bucket ``crash_bucket`` of ``crash_mod``; in the Scrapy
+    cleaning an article page of bucket ``crash_bucket`` of ``crash_mod``, or whose URL holds
+    ``crash_url_part``; in the Scrapy
     process itself, i.e. in thread mode, it never crashes). Pages the model was fitted on
     never crash (so the crash hits the cleaning of an item's page, not the build). With
     ``crash_marker`` (a file path) only the first such page crashes: the dying worker
@@ -198,8 +212,16 @@ def register_crashing_method() -> None:
 
     @register_method("crashing")
     class CrashingMethod(CETDMethod):
-        def __init__(self, crash_mod: int = 0, crash_bucket: int = 0, crash_marker: str = "", **params: Any):
+        def __init__(
+            self,
+            crash_mod: int = 0,
+            crash_bucket: int = 0,
+            crash_marker: str = "",
+            crash_url_part: str = "",
+            **params: Any,
+        ):
             super().__init__(**params)
+            self.crash_url_part = crash_url_part
             self.crash_mod = int(crash_mod)
             self.crash_bucket = int(crash_bucket)
             self.crash_marker = crash_marker
@@ -211,12 +233,15 @@ def register_crashing_method() -> None:
 
         def clean(self, page: Any) -> Any:
             url = page.url or ""
+            if self.crash_url_part:
+                chosen = self.crash_url_part in url
+            else:
+                chosen = bool(self.crash_mod) and url_bucket(url, self.crash_mod) == self.crash_bucket
             if (
-                self.crash_mod
+                chosen
                 and multiprocessing.parent_process() is not None
                 and url not in self.fitted_urls
                 and "/article/" in url
-                and url_bucket(url, self.crash_mod) == self.crash_bucket
             ):
                 if not self.crash_marker:
                     os._exit(70)
@@ -302,6 +327,56 @@ class ProbeSpider(scrapy.Spider):
         self.cfg = cfg
         self.base = cfg["url"].rstrip("/")
         self.pages = 0
+        self.first_page: dict[str, str] = {}  # site -> the first page parsed of it
+        self.site_pages: dict[str, int] = {}  # site -> pages parsed of it
+        self.revisits: Optional[list[str]] = None
+        self.idles = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "ProbeSpider":
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.cfg.get("revisit"):
+            crawler.signals.connect(spider.revisit_when_idle, signal=scrapy.signals.spider_idle)
+        return spider
+
+    def revisit_when_idle(self) -> None:
+        """cfg "revisit": once the crawl is done and every site seen has its model, go
+        back to the first page of each site with a model, twice round, one page at a
+        time: whatever order the crawl met its pages and built its models in, each
+        revisit after the first asks for a site other than the last one asked for."""
+        from scrapy.exceptions import DontCloseSpider
+
+        from sst_cleaner.scrapy._site_models import active_store
+
+        if self.revisits is not None:
+            return
+        store = active_store()
+        sample = int(self.settings.getint("SST_SAMPLE_PAGES"))
+        seen = [site for site, n in self.site_pages.items() if n >= sample]
+        self.idles += 1
+        if not all(store.has_model(site) for site in seen) and self.idles < 20:
+            raise DontCloseSpider("a model is still being built")  # asked again at the next idle
+        urls = [self.first_page[site] for site in sorted(self.first_page) if store.has_model(site)]
+        self.revisits = [url + self.cfg.get("revisit_query", "") for url in urls * 2]
+        self._next_revisit()
+        raise DontCloseSpider("revisiting")
+
+    def _next_revisit(self) -> None:
+        if self.revisits:
+            request = scrapy.Request(self.revisits.pop(0), callback=self.parse_revisit, dont_filter=True)
+            self.crawler.engine.crawl(request)
+
+    def parse_revisit(self, response: Any) -> Any:
+        """A revisit: the store probed; with cfg "revisit_query", items again, under
+        ids of their own."""
+        probe_revisit(response.url)
+        self._next_revisit()
+        if self.cfg.get("revisit_query"):
+            parts = urlsplit(response.url)
+            for kind in self.cfg.get("kinds", ["dict"]):
+                item_id = f"again:{parts.path}?{parts.query}#{kind}#{len(self.revisits or ())}"
+                YIELDED.append(item_id)
+                yield make_item(kind, item_id, response.url)
 
     async def start(self):
         if self.cfg.get("start_item"):
@@ -313,6 +388,12 @@ class ProbeSpider(scrapy.Spider):
 
     def parse(self, response: Any) -> Any:
         self.pages += 1
+        if self.cfg.get("revisit"):
+            from sst_cleaner.scrapy._site_models import active_store
+
+            site = active_store().site_key(response.url)
+            self.first_page.setdefault(site, response.url)
+            self.site_pages[site] = self.site_pages.get(site, 0) + 1
         if self.cfg.get("probe_store"):
             probe_store(response.url)
         if self.cfg.get("sigint_after") and self.pages == self.cfg["sigint_after"]:

@@ -258,6 +258,12 @@ class Dispatcher:
         d.addErrback(self._worker_failed, pool, i, generation, seq, (site, op, args, thread_fn) if retry else None)
         return d
 
+    def worker_generation(self, site: str) -> Optional[int]:
+        """How many times the worker process of ``site`` was restarted (None in thread
+        mode): a model built by an earlier generation died with it."""
+        pool = self._pool
+        return None if pool is None else pool.generation[pool.index(site)]
+
     def give_model(self, site: str, data: dict, n_pages: int, retry: bool = True):
         """Process mode: make ``data`` (a model's ``to_dict``, checked already) the
         model of ``site`` in its worker; a Deferred of that call, or None in thread mode

@@ -34,6 +34,7 @@ map with the released-bytes accounting (:mod:`~sst_cleaner.scrapy._item_pages`).
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable, Optional
 
@@ -55,6 +56,8 @@ __all__ = [
     "model_filename",
     "resolve_site_key",
 ]
+
+logger = logging.getLogger(__name__)
 
 _ACTIVE: Optional["SiteModelStore"] = None
 
@@ -255,6 +258,7 @@ class SiteModelStore:
 
         cfg = self.config
         fields = [p.fields for p in pages]
+        generation = self.dispatch.worker_generation(site)
         d = self.dispatch.call(site, "fit", (fields,), lambda: fit_site(cfg.method, cfg.params, fields))
 
         def built(result: tuple):
@@ -271,6 +275,19 @@ class SiteModelStore:
             def keep(cleaner: SiteCleaner) -> tuple:
                 self.put(site, cleaner)
                 self.dispatch.remote_pages[site] = cleaner.n_pages
+                now = self.dispatch.worker_generation(site)
+                if now is not None and now != generation:
+                    # the worker died after the fit was sent, and the new one was given
+                    # back the local copies before this one was made: without it, the
+                    # site's pages would get the fallback (refinements and cleans of the
+                    # site are sent after this, so they queue behind it)
+                    given = self.dispatch.give_model(site, data, cleaner.n_pages)
+                    if given is not None:
+                        given.addErrback(
+                            lambda f: logger.warning(
+                                "sst: could not give the model of %s to its new worker: %s", site, f.value
+                            )
+                        )
                 return seconds, share
 
             return self.run(self.files.from_dict, data).addCallback(keep)
