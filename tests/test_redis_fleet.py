@@ -592,6 +592,22 @@ def _fleet_cmd(workdir: Path, name: str, site_url: str, redis_url: str, grace: i
     return cmd
 
 
+def _survivor(tmp_path: Path, site_url: str, redis_url: str, **more) -> tuple[subprocess.CompletedProcess, list, dict]:
+    """A worker started after another was killed, run to its end: its process, the items
+    it delivered and its stats."""
+    run = subprocess.run(
+        _fleet_cmd(tmp_path, "survivor", site_url, redis_url, grace=45, **more),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=str(ROOT),
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    items = [json.loads(line) for line in (tmp_path / "items-survivor.jsonl").read_text().splitlines() if line]
+    return run, items, json.loads((tmp_path / "stats-survivor.json").read_text())
+
+
 def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(demo_server, tmp_path):
     with RedisServer() as server:
         client = _fleet(server.url, "crash").client
@@ -613,23 +629,13 @@ def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(
         recorded = [json.loads(raw)["url"] for k in held_keys() for raw in client.hvals(k)]
         lost = sorted(u for u in recorded if "/article/" in u)
         assert len(lost) >= 5 and len(set(recorded)) == len(recorded)
-        survivor = subprocess.run(
-            _fleet_cmd(tmp_path, "survivor", demo_server.url, server.url, grace=45),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=_env(),
-            cwd=str(ROOT),
-        )
-        assert survivor.returncode == 0, survivor.stderr[-4000:]
+        survivor, items, stats = _survivor(tmp_path, demo_server.url, server.url)
         left = held_keys()
         client.close()
-    items = [json.loads(line) for line in (tmp_path / "items-survivor.jsonl").read_text().splitlines() if line]
     urls = collections.Counter(item["url"] for item in items)
     assert max(urls.values()) == 1, [u for u, n in urls.items() if n > 1]  # delivered once
     assert set(lost) <= set(urls), sorted(set(lost) - set(urls))  # crawled again past the dupefilter
     assert all(item["text"] for item in items)  # and cleaned
-    stats = json.loads((tmp_path / "stats-survivor.json").read_text())
     assert stats.get("sst/redis/pages_recovered") == len(recorded)
     assert "crawling them again here" in survivor.stderr
     assert not left  # the survivor closed cleanly: no record of it, none of the dead one
@@ -664,26 +670,16 @@ def test_items_killed_in_the_pipelines_are_crawled_again_and_delivered_once(demo
             doomed.send_signal(signal.SIGKILL)
             doomed.wait()
         lost = set(parsed.read_text().splitlines())  # parsed, and not one delivered
-        survivor = subprocess.run(
-            _fleet_cmd(tmp_path, "survivor", demo_server.url, server.url, grace=45, **fast),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=_env(),
-            cwd=str(ROOT),
-        )
-        assert survivor.returncode == 0, survivor.stderr[-4000:]
+        _run, items, stats = _survivor(tmp_path, demo_server.url, server.url, **fast)
         left = list(client.scan_iter("crash:*:held:*"))
         client.close()
     assert len(lost) >= 8
     feed = tmp_path / "items-doomed.jsonl"
     assert not feed.exists() or not feed.read_text().strip()  # the stalled pipelines let none out
-    items = [json.loads(line) for line in (tmp_path / "items-survivor.jsonl").read_text().splitlines() if line]
     urls = collections.Counter(item["url"] for item in items)
     assert max(urls.values()) == 1, [u for u, n in urls.items() if n > 1]
     assert lost <= set(urls), sorted(lost - set(urls))
     assert all(item["text"] for item in items)
-    stats = json.loads((tmp_path / "stats-survivor.json").read_text())
     assert stats.get("sst/redis/pages_recovered", 0) >= len(lost)
     assert not left
 
