@@ -592,11 +592,13 @@ def _fleet_cmd(workdir: Path, name: str, site_url: str, redis_url: str, grace: i
     return cmd
 
 
-def _survivor(tmp_path: Path, site_url: str, redis_url: str, **more) -> tuple[subprocess.CompletedProcess, list, dict]:
-    """A worker started after another was killed, run to its end: its process, the items
-    it delivered and its stats."""
+def _fleet_run(
+    tmp_path: Path, name: str, site_url: str, redis_url: str, grace: int = 45, **more
+) -> tuple[subprocess.CompletedProcess, list, dict]:
+    """A worker (``_fleet_cmd``) run to its end: its process, the items it delivered and
+    its stats."""
     run = subprocess.run(
-        _fleet_cmd(tmp_path, "survivor", site_url, redis_url, grace=45, **more),
+        _fleet_cmd(tmp_path, name, site_url, redis_url, grace=grace, **more),
         capture_output=True,
         text=True,
         timeout=300,
@@ -604,8 +606,8 @@ def _survivor(tmp_path: Path, site_url: str, redis_url: str, **more) -> tuple[su
         cwd=str(ROOT),
     )
     assert run.returncode == 0, run.stderr[-4000:]
-    items = [json.loads(line) for line in (tmp_path / "items-survivor.jsonl").read_text().splitlines() if line]
-    return run, items, json.loads((tmp_path / "stats-survivor.json").read_text())
+    items = [json.loads(line) for line in (tmp_path / f"items-{name}.jsonl").read_text().splitlines() if line]
+    return run, items, json.loads((tmp_path / f"stats-{name}.json").read_text())
 
 
 def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(demo_server, tmp_path):
@@ -629,7 +631,7 @@ def test_the_held_pages_of_a_killed_worker_are_crawled_again_and_delivered_once(
         recorded = [json.loads(raw)["url"] for k in held_keys() for raw in client.hvals(k)]
         lost = sorted(u for u in recorded if "/article/" in u)
         assert len(lost) >= 5 and len(set(recorded)) == len(recorded)
-        survivor, items, stats = _survivor(tmp_path, demo_server.url, server.url)
+        survivor, items, stats = _fleet_run(tmp_path, "survivor", demo_server.url, server.url)
         left = held_keys()
         client.close()
     urls = collections.Counter(item["url"] for item in items)
@@ -670,7 +672,7 @@ def test_items_killed_in_the_pipelines_are_crawled_again_and_delivered_once(demo
             doomed.send_signal(signal.SIGKILL)
             doomed.wait()
         lost = set(parsed.read_text().splitlines())  # parsed, and not one delivered
-        _run, items, stats = _survivor(tmp_path, demo_server.url, server.url, **fast)
+        _run, items, stats = _fleet_run(tmp_path, "survivor", demo_server.url, server.url, **fast)
         left = list(client.scan_iter("crash:*:held:*"))
         client.close()
     assert len(lost) >= 8
@@ -690,19 +692,9 @@ def test_page_records_are_deleted_as_items_are_delivered_even_as_copies(demo_ser
     is deleted once its items are delivered, none is left to be crawled again."""
     settings = {"SST_SAMPLE_PAGES": 10, "ITEM_PIPELINES": json.dumps({"redis_fleet_runner.CopyPipeline": 900})}
     with RedisServer() as server:
-        run = subprocess.run(
-            _fleet_cmd(tmp_path, "copies", demo_server.url, server.url, grace=1, **settings),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=_env(),
-            cwd=str(ROOT),
-        )
-    assert run.returncode == 0, run.stderr[-4000:]
-    items = [json.loads(line) for line in (tmp_path / "items-copies.jsonl").read_text().splitlines() if line]
+        _run, items, stats = _fleet_run(tmp_path, "copies", demo_server.url, server.url, grace=1, **settings)
     urls = collections.Counter(item["url"] for item in items)
     assert set(urls) == set((tmp_path / "parsed-copies.txt").read_text().splitlines()) and max(urls.values()) == 1
-    stats = json.loads((tmp_path / "stats-copies.json").read_text())
     assert stats.get("sst/items_held", 0) > 0  # held ones too
     assert stats["sst/redis/held_recorded"] >= len(urls)
     assert stats.get("sst/redis/records_released") == stats["sst/redis/held_recorded"]
