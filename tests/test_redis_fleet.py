@@ -539,7 +539,7 @@ def test_after_redis_restarts_empty_the_crawl_shares_again(demo_server, tmp_path
                 "SST_SAMPLE_PAGES": 30,
                 "SST_WORKERS": "thread",
                 "DOWNLOAD_DELAY": 0.3,
-                "SST_REDIS_TIMEOUT": 0.5,
+                "SST_REDIS_TIMEOUT": 2.0,
             },
         )
         log = tmp_path / "log-heal.txt"
@@ -807,7 +807,7 @@ def test_two_workers_share_again_after_redis_restarts_empty_and_build_each_site_
             "SST_SAMPLE_PAGES": 30,
             "SST_WORKERS": "thread",
             "DOWNLOAD_DELAY": 0.3,
-            "SST_REDIS_TIMEOUT": 0.5,
+            "SST_REDIS_TIMEOUT": 2.0,
         }
         crawls = [_start_crawl(tmp_path, name, url=demo_server.url, settings=settings) for name in ("h1", "h2")]
         procs = tuple(proc for proc, _ in crawls)

@@ -174,6 +174,9 @@ class SharedSiteModelStore(SiteModelStore):
         self._beating = False
         self._rexec = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sst-redis")
         self._down = False
+        # reconnects so far: a call that started before the last one and fails after it
+        # failed on the outage already counted, not on the Redis that answers now
+        self._epoch = 0
         self._down_since = 0.0
         self._retry_at = 0.0
         self._retry_delay = RECONNECT_SECONDS
@@ -429,13 +432,24 @@ class SharedSiteModelStore(SiteModelStore):
 
     # -- Redis calls, off the reactor thread
     def _redis(self, func: Callable[..., Any], *args: Any):
-        return self.dispatch.deferred(self._rexec.submit(func, *args))
+        def call() -> Any:
+            epoch = self._epoch
+            try:
+                return func(*args)
+            except Exception as exc:
+                try:
+                    exc.sst_epoch = epoch  # type: ignore[attr-defined]
+                except AttributeError:
+                    pass
+                raise
+
+        return self.dispatch.deferred(self._rexec.submit(call))
 
     def _failed(self, exc: Any) -> None:
         """Redis failed: this crawl goes on with local models (said once)."""
         exc = getattr(exc, "value", exc)
         self.inc("redis/errors")
-        if self._down:
+        if self._down or getattr(exc, "sst_epoch", self._epoch) < self._epoch:
             return
         self._down = True
         self._down_since = time.monotonic()
@@ -467,6 +481,7 @@ class SharedSiteModelStore(SiteModelStore):
                 raise ConnectionError("no PONG")
             self._count_local_time()
             self._down = False
+            self._epoch += 1
             self.inc("redis/reconnects")
             self._release_unreleased()
             logger.info(
