@@ -10,6 +10,7 @@ counted in ``sst/errors/clean``, and the crawl goes on (new worker, or threads).
 from __future__ import annotations
 
 import collections
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -225,15 +226,45 @@ def test_a_dead_worker_fails_its_calls_and_restarts_fresh():
     from sst_cleaner.scrapy._workers import WorkerPool
 
     pool = WorkerPool(1, "cetd", {}, init="test_scrapy_workers.register_crash_op")
+
+    def result(future):  # no reactor reads the answers here: the pool does, while waited on
+        pool.wait([future], 60)
+        return future.result(timeout=0)
+
     try:
-        first_pid = pool.start_first().result(timeout=60)
+        first_pid = result(pool.start_first())
         crash, behind = pool.submit(0, "crash", "s"), pool.submit(0, "start", "s")
         for future in (crash, behind):  # the call it ran, and the one queued behind it
             with pytest.raises(BrokenProcessPool):
-                future.result(timeout=60)
+                result(future)
         assert not pool.alive(0)
         pool.restart(0)
-        assert pool.start_first().result(timeout=60) != first_pid
+        assert result(pool.start_first()) != first_pid
         assert pool.generation[0] == 1 and pool.restarts == 1 and pool.spawned == 2
+    finally:
+        pool.shutdown()
+
+
+def test_pages_larger_than_the_pipes_cross_intact_and_in_order():
+    """A page bigger than a worker's pipe holds, and an answer bigger than it, arrive
+    whole, and the calls queued behind them are answered too."""
+    from sst_cleaner import SiteCleaner
+    from sst_cleaner.scrapy._workers import WorkerPool
+
+    paragraphs = "".join(
+        f"<p>Paragraph {i} tells the story of case {i * 7919 % 10007} in plain words.</p>" for i in range(40000)
+    )
+    big = f"<html><body><nav><a href='/'>Home</a></nav><article>{paragraphs}</article></body></html>".encode()
+    assert len(big) > 2 << 20
+    pool = WorkerPool(1, "cetd", {})
+    try:
+        calls = [pool.submit(0, "clean", "", "http://x/big", big, "utf-8", True, False)]
+        calls += [pool.submit(0, "start", f"s{i}") for i in range(20)]
+        pool.wait(calls, 300)
+        fields = calls[0].result(timeout=0)
+        assert fields.text == SiteCleaner("cetd").clean(big).text
+        assert len(fields.text) > 1 << 20 and len(fields.sentences) > 30000
+        pids = {f.result(timeout=0) for f in calls[1:]}
+        assert len(pids) == 1 and pids != {os.getpid()}
     finally:
         pool.shutdown()

@@ -49,16 +49,23 @@ class ReactorInbox:
         """A Deferred fired on the reactor thread with a ``concurrent.futures`` future's
         outcome (never fired for a future cancelled at close)."""
         from twisted.internet import defer
+        from twisted.python.threadable import isInIOThread
 
         d: defer.Deferred = defer.Deferred()
+        later = False  # done at once: fired on the next turn, as a thread's outcome is
 
         def done(f) -> None:
             if f.cancelled():  # dropped at close: nobody waits for it any more
                 return
             exc = f.exception()
-            self._hand_over(d, exc, None if exc is not None else f.result())
+            value = None if exc is not None else f.result()
+            if later and isInIOThread():  # settled by the reactor itself (a worker's answer)
+                self._fire(d, exc, value)
+            else:
+                self._hand_over(d, exc, value)
 
         future.add_done_callback(done)
+        later = True
         return d
 
     def _hand_over(self, d: Any, exc: Optional[BaseException], value: Any) -> None:
@@ -80,13 +87,17 @@ class ReactorInbox:
             batch, self._outcomes = self._outcomes, []
             self._scheduled = False
         for d, exc, value in batch:  # in the order the calls finished
-            try:
-                if exc is not None:
-                    d.errback(exc)
-                else:
-                    d.callback(value)
-            except Exception:  # e.g. fired twice: never keep the rest of the batch waiting
-                logger.exception("sst: handing a worker's answer to the crawl failed")
+            self._fire(d, exc, value)
+
+    @staticmethod
+    def _fire(d: Any, exc: Optional[BaseException], value: Any) -> None:
+        try:
+            if exc is not None:
+                d.errback(exc)
+            else:
+                d.callback(value)
+        except Exception:  # e.g. fired twice: never keep the rest of a batch waiting
+            logger.exception("sst: handing a worker's answer to the crawl failed")
 
 
 class Dispatcher:
@@ -135,8 +146,16 @@ class Dispatcher:
 
             # evicted models of this crawl only: removed at the close
             self._spill_dir = tempfile.mkdtemp(prefix="sst-models-")
+        from twisted.internet import reactor
+
         self._pool = WorkerPool(
-            cfg.processes, cfg.method, cfg.params, cfg.worker_init, cfg.max_models, cfg.model_dir or self._spill_dir
+            cfg.processes,
+            cfg.method,
+            cfg.params,
+            cfg.worker_init,
+            cfg.max_models,
+            cfg.model_dir or self._spill_dir,
+            reactor=reactor,
         )
         self._pending_calls = []
         self.deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
@@ -282,10 +301,11 @@ class Dispatcher:
         futures = {
             site: pool.submit(pool.index(site), "save", site, path_of(site)) for site in sites if site in self._models
         }
+        pool.wait(list(futures.values()), 120)
         saved = set()
         for site, future in futures.items():
             try:
-                if future.result(timeout=120):
+                if future.result(timeout=0):
                     saved.add(site)
             except Exception as exc:  # a dead worker: the local copy is saved instead
                 logger.warning(

@@ -6,7 +6,7 @@ crawl slows down by about the cleaning cost. In worker processes the reactor's p
 keeps its core; it only sends page bytes and receives the few fields the pipeline writes.
 
 Layout: ``n`` worker processes started with the ``spawn`` context (forking a process that
-runs a Twisted reactor and threads is unsafe), each fed by its own queue (see
+runs a Twisted reactor and threads is unsafe), each with its own pair of pipes (see
 :class:`_Worker` for why not ``ProcessPoolExecutor``). Every site is pinned to one worker
 (``crc32(site key) % n``) and that worker owns the site's ``SiteCleaner``: it fits,
 refines, cleans, loads and saves it. One worker runs its calls one at a time, in the
@@ -24,10 +24,12 @@ model store's) turns into Deferreds fired on the reactor thread.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
 import pickle
+import struct
 import sys
 import time
 import zlib
@@ -321,8 +323,6 @@ def _worker_main(
     the result or ``(exception, traceback text)``. ``None`` asks the worker to stop.
     Refinements with ``seq <= skip.value`` are skipped (the crawl is closing).
     """
-    import multiprocessing
-    import queue
     import traceback
 
     try:
@@ -330,25 +330,25 @@ def _worker_main(
     except BaseException as exc:  # the Scrapy process falls back to threads
         answers.send((-1, False, (_picklable(exc), traceback.format_exc())))
         return
-    parent = multiprocessing.parent_process()
     while True:
         try:
-            msg = requests.get(timeout=5.0)
-        except queue.Empty:
-            if parent is not None and not parent.is_alive():  # killed: do not linger
-                break
-            continue
+            msg = requests.recv()
+        except (EOFError, OSError):  # the Scrapy process is gone (or stopped this worker)
+            break
         if msg is None:
             break
         seq, op, site, args = msg
         if op == "refine" and seq <= skip.value:
-            answers.send((seq, True, None))
-            continue
+            answer: tuple = (seq, True, None)
+        else:
+            try:
+                answer = (seq, True, _OPS[op](site, *args))
+            except Exception as exc:
+                answer = (seq, False, (_picklable(exc), traceback.format_exc()))
         try:
-            answer = (seq, True, _OPS[op](site, *args))
-        except Exception as exc:
-            answer = (seq, False, (_picklable(exc), traceback.format_exc()))
-        answers.send(answer)
+            answers.send(answer)
+        except OSError:  # the Scrapy process is gone
+            break
     answers.close()
 
 
@@ -385,71 +385,148 @@ def _main_not_imported():
 
 
 class _Worker:
-    """One worker process, the queue of its calls and the thread that reads its answers.
+    """One worker process and the two pipes to it, written and read without threads.
 
-    Why not ``ProcessPoolExecutor``: it hands a worker at most two calls at a time, and
-    its manager thread needs the GIL to hand over the next one. In a busy Scrapy process
-    the reactor thread holds the GIL most of the time, so the worker would often sit
-    idle between calls. Here calls are queued without limit (a ``multiprocessing.Queue``,
-    whose feeder thread writes them to the pipe ahead of time), so the worker always has
-    its backlog at hand; the Scrapy process's backpressure (Scrapy's limit on items in
-    progress, the held-item caps, ``SST_MAX_MODEL_PAGES``) bounds that backlog.
+    Why not ``ProcessPoolExecutor`` (or a ``multiprocessing.Queue``): they hand every call
+    and every answer through a thread of their own, and in a busy Scrapy process each
+    hand-off waits for the GIL the reactor thread holds, then wakes the reactor once more,
+    CPU taken from the crawl on every page. Here the calling
+    thread writes a call's bytes straight into the pipe (non-blocking; what does not fit
+    waits in ``_out`` until the pipe drains), and answers are read where they are wanted:
+    by the reactor when it watches the answers pipe (:meth:`watch`), otherwise by whoever
+    waits for them (:func:`_drive`). So calls queue without limit (the worker always has
+    its backlog at hand; the Scrapy process's backpressure bounds it), and one thread, the
+    reactor's, does all the I/O. The frames are ``multiprocessing.Connection``'s, so the
+    worker reads and writes its ends with ``recv``/``send``.
     """
 
     def __init__(self, index: int, ctx: Any, initargs: tuple):
-        import threading
-
         self.index = index
-        self.requests = ctx.Queue()
         self.skip = ctx.Value("q", -1, lock=False)
+        requests_r, self._requests = ctx.Pipe(duplex=False)
         self._answers, answers_w = ctx.Pipe(duplex=False)
         self.process = ctx.Process(
             target=_worker_main,
             name=f"sst-worker-{index}",
             daemon=True,
-            args=(self.requests, answers_w, self.skip) + initargs,
+            args=(requests_r, answers_w, self.skip) + initargs,
         )
         with _main_not_imported():
             self.process.start()
+        # the worker holds the other ends alone: its death reads as the end of the answers
+        requests_r.close()
         answers_w.close()
-        self._lock = threading.Lock()
+        for conn in (self._requests, self._answers):
+            os.set_blocking(conn.fileno(), False)
+            _widen(conn.fileno())
+        self._out: collections.deque = collections.deque()  # frames not yet in the pipe
+        self._in = bytearray()  # answer bytes not yet a whole frame
+        self._ready: collections.deque = collections.deque()  # answers read, not yet settled
+        self._stopping = False
         self._pending: dict[int, Future] = {}
         self.broken: Optional[str] = None
-        self._reader = threading.Thread(target=self._read, name=f"sst-worker-{index}-answers", daemon=True)
-        self._reader.start()
+        self.closed = False
+        self._reactor: Any = None
+        self._ends: tuple = ()
 
+    # -- the reactor side
+    def watch(self, reactor: Any) -> None:
+        """Let ``reactor`` read the answers as they come (and write what waits)."""
+        self._reactor = reactor
+        self._ends = (_PipeEnd(self._answers.fileno(), self.read), _PipeEnd(self._requests.fileno(), self.flush))
+        reactor.addReader(self._ends[0])
+        self._want_write()
+
+    def _want_write(self) -> None:
+        if self._reactor is None or self.closed:
+            return
+        if self._out:
+            self._reactor.addWriter(self._ends[1])
+        else:
+            self._reactor.removeWriter(self._ends[1])
+
+    # -- calls out
     def submit(self, seq: int, op: str, site: str, args: tuple) -> Future:
         future: Future = Future()
-        with self._lock:
-            if self.broken is not None:
-                future.set_exception(BrokenProcessPool(self.broken))
-                return future
-            self._pending[seq] = future
-        self.requests.put((seq, op, site, args))
+        if self.broken is not None or self.closed:
+            future.set_exception(BrokenProcessPool(self.broken or f"worker process {self.index} was stopped"))
+            return future
+        self._pending[seq] = future
+        self._send((seq, op, site, args))
         return future
 
-    def _read(self) -> None:
-        from multiprocessing.connection import wait
+    def _send(self, msg: Any) -> None:
+        from multiprocessing.reduction import ForkingPickler
 
-        conn, sentinel = self._answers, self.process.sentinel
-        reason = None
-        while reason is None:
+        data = ForkingPickler.dumps(msg)
+        n = len(data)
+        # Connection's framing: a 4-byte length, or -1 and an 8-byte one past 2 GiB
+        header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!iQ", -1, n)
+        was_empty = not self._out
+        self._out.append(memoryview(header + bytes(data)))
+        if was_empty:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what waits for the requests pipe, as far as it takes it now."""
+        fd = self._requests.fileno() if not self._requests.closed else -1
+        while self._out and fd >= 0:
+            head = self._out[0]
             try:
-                ready = wait([conn, sentinel])
-                if conn in ready:
-                    self._answer(conn.recv())
-                    continue
-                while conn.poll():  # the worker has exited: its last answers first
-                    self._answer(conn.recv())
-            except (EOFError, OSError):
-                pass
+                written = os.write(fd, head)
+            except BlockingIOError:
+                break
+            except OSError:  # the worker is gone: its answers pipe says so to the reader
+                self._out.clear()
+                break
+            if written < len(head):
+                self._out[0] = head[written:]
+            else:
+                self._out.popleft()
+        self._want_write()
+
+    # -- answers in
+    def read(self) -> None:
+        """Read the answers waiting in the pipe and settle their futures."""
+        while not self.closed:
+            try:
+                chunk = os.read(self._answers.fileno(), 1 << 20)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:  # the worker has exited, its last answers read
+                self._ended(None)
+                return
+            self._in += chunk
+            try:
+                self._ready.extend(self._frames())
             except Exception as exc:  # an answer that cannot be unpickled...
                 logger.exception("sst: reading the answers of worker %d failed", self.index)
-                reason = f"worker process {self.index}: reading its answers failed: {exc!r}"
+                self._ended(f"worker process {self.index}: reading its answers failed: {exc!r}")
+                return
+            # settled one by one from the worker's queue: a callback may stop this worker,
+            # or read it again, and the answers still settle in the order they came
+            while self._ready and not self.closed:
+                self._answer(self._ready.popleft())
+
+    def _frames(self) -> list:
+        """The whole frames received so far, unpickled (the rest stays in ``_in``)."""
+        buf, pos, frames = self._in, 0, []
+        while len(buf) - pos >= 4:
+            (n,) = struct.unpack_from("!i", buf, pos)
+            head = 4
+            if n == -1:
+                if len(buf) - pos < 12:
+                    break
+                (n,) = struct.unpack_from("!Q", buf, pos + 4)
+                head = 12
+            if len(buf) - pos - head < n:
                 break
-            code = self.process.exitcode if not self.process.is_alive() else None
-            reason = self.broken or f"worker process {self.index} (pid {self.process.pid}) ended with exit code {code}"
-        self._fail_all(reason)
+            frames.append(bytes(buf[pos + head : pos + head + n]))
+            pos += head + n
+        del buf[:pos]
+        return [pickle.loads(frame) for frame in frames]
 
     def _answer(self, msg: tuple) -> None:
         seq, ok, value = msg
@@ -457,8 +534,7 @@ class _Worker:
             exc, tb = value
             self.broken = f"worker process {self.index} could not start: {exc!r}"
             return
-        with self._lock:
-            future = self._pending.pop(seq, None)
+        future = self._pending.pop(seq, None)
         if future is None or not future.set_running_or_notify_cancel():
             return  # cancelled at close: nobody waits for it
         if ok:
@@ -468,35 +544,126 @@ class _Worker:
             exc.__cause__ = RemoteTraceback(tb)
             future.set_exception(exc)
 
-    def _fail_all(self, reason: str) -> None:
-        with self._lock:
-            self.broken = reason
-            pending, self._pending = self._pending, {}
+    def _ended(self, reason: Optional[str] = None) -> None:
+        """The answers pipe ended (the worker exited, or its answers cannot be read)."""
+        if reason is None:
+            self.process.join(0.5)  # it closed its pipe to exit: let its exit code arrive
+            code = self.process.exitcode
+            reason = self.broken or f"worker process {self.index} (pid {self.process.pid}) ended with exit code {code}"
+        self._shut(reason)
+
+    def _shut(self, reason: str) -> None:
+        """No more answers will come: every call still waiting fails."""
+        self.broken = reason
+        self._close()
+        pending, self._pending = self._pending, {}
         for seq in sorted(pending):  # in the order they were sent
             future = pending[seq]
             if future.set_running_or_notify_cancel():
                 future.set_exception(BrokenProcessPool(reason))
 
+    def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._reactor is not None:
+            self._reactor.removeReader(self._ends[0])
+            self._reactor.removeWriter(self._ends[1])
+        self._out.clear()
+        self._requests.close()
+        self._answers.close()
+
+    # -- lifecycle
+    def waiting(self) -> bool:
+        """Whether calls sent to this worker wait for their answers."""
+        return bool(self._pending) and not self.closed
+
     def alive(self) -> bool:
-        return self.broken is None and self.process.is_alive()
+        return self.broken is None and not self.closed and self.process.is_alive()
+
+    def ask_to_stop(self) -> None:
+        """The worker ends after the calls already sent."""
+        if not self._stopping and not self.closed and self.broken is None:
+            self._stopping = True
+            self._send(None)
 
     def stop(self, wait: bool = True, timeout: float = 60.0) -> None:
-        """Stop the worker after the calls already sent (``wait``), or at once."""
-        if self.process.is_alive() and self.broken is None:
-            try:
-                self.requests.put(None)
-            except Exception:
-                pass
+        """Stop the worker after the calls already sent (``wait``: their answers are
+        read meanwhile), or at once."""
+        if self.process.is_alive():
+            self.ask_to_stop()
             if wait:
-                self.process.join(timeout)
+                _drive([self], lambda: not self.process.is_alive(), timeout)
         if self.process.is_alive():
             if wait or self.broken is not None:
                 self.process.terminate()
                 self.process.join(5)
-        self.requests.cancel_join_thread()  # never block the exit on a dead reader
-        self.requests.close()
-        if wait:
-            self._reader.join(5)
+        if not self.closed and wait:
+            _drive([self], lambda: self.closed, 5)  # the answers it sent before it exited
+        if not self.closed:
+            self._shut(self.broken or f"worker process {self.index} (pid {self.process.pid}) was stopped")
+
+
+#: bytes a worker's pipe holds where the system lets it grow (Linux): the worker's
+#: backlog of pages must not wait for the reactor's next turn to be written
+PIPE_BYTES = 1 << 20
+
+
+def _widen(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the system's pipe-max-size
+        pass
+
+
+class _PipeEnd:
+    """One end of a worker's pipes as a Twisted reactor watches it (``addReader`` /
+    ``addWriter``): ``ready`` runs when the pipe can be read or written."""
+
+    def __init__(self, fd: int, ready: Callable[[], None]):
+        self._fd = fd
+        self.doRead = self.doWrite = ready
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def connectionLost(self, reason: Any) -> None:
+        """The reactor gave the pipe up (the worker's end closed): its reader says why."""
+
+    def logPrefix(self) -> str:
+        return "sst-worker"
+
+
+def _drive(workers: list, done: Callable[[], bool], timeout: float) -> None:
+    """Read the workers' answers and write their calls until ``done()`` or ``timeout``:
+    waiting for answers where no reactor reads them (or in the reactor thread itself, at
+    the crawl's close, while the reactor does not run)."""
+    import selectors
+
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        watched: dict[int, Any] = {}  # fd -> what to run when it is ready
+        while not done():
+            wanted = {}
+            for worker in workers:
+                if not worker.closed:
+                    wanted[worker._answers.fileno()] = (selectors.EVENT_READ, worker.read)
+                    if worker._out:
+                        wanted[worker._requests.fileno()] = (selectors.EVENT_WRITE, worker.flush)
+            for fd in [fd for fd in watched if watched[fd] != wanted.get(fd)]:
+                selector.unregister(fd)
+                del watched[fd]
+            for fd, (events, ready) in wanted.items():
+                if fd not in watched:
+                    selector.register(fd, events, ready)
+                    watched[fd] = (events, ready)
+            left = deadline - time.monotonic()
+            if left <= 0 or not watched:
+                return
+            for key, _ in selector.select(min(left, 1.0)):
+                key.data()
 
 
 class WorkerPool:
@@ -510,11 +677,15 @@ class WorkerPool:
         init: Optional[str] = None,
         max_models: int = 0,
         spill_dir: Optional[str] = None,
+        reactor: Any = None,
     ):
+        """``reactor``: a running Twisted reactor, called from its thread only, that reads
+        the answers as they come; without one, answers are read by :meth:`wait`."""
         import itertools
         import multiprocessing
 
         self.n = max(1, int(n))
+        self._reactor = reactor
         self._ctx = multiprocessing.get_context("spawn")
         self._initargs = (method, dict(params), init, max_models, spill_dir)
         self._workers: list[Optional[_Worker]] = [None] * self.n
@@ -533,6 +704,8 @@ class WorkerPool:
         if worker is None:
             worker = self._workers[i] = _Worker(i, self._ctx, self._initargs)
             self._spawned += 1
+            if self._reactor is not None:
+                worker.watch(self._reactor)
         return worker
 
     def submit(self, i: int, op: str, site: str, *args: Any) -> Future:
@@ -546,6 +719,20 @@ class WorkerPool:
             future: Future = Future()
             future.set_exception(BrokenProcessPool(f"worker process {i}: {exc!r}"))
             return future
+
+    def wait(self, futures: list, timeout: float) -> None:
+        """Read answers until every future in ``futures`` is done or ``timeout`` passed
+        (then ``result()`` tells which); in the reactor thread, the reactor stands still
+        meanwhile."""
+        workers = [w for w in self._workers if w is not None]
+        waiting = collections.deque(futures)
+
+        def all_done() -> bool:
+            while waiting and waiting[0].done():  # they mostly finish in the order sent
+                waiting.popleft()
+            return not waiting
+
+        _drive(workers, all_done, timeout)
 
     def start_first(self) -> Future:
         """Starts worker 0 (the process spawns in the background): a future of its pid,
@@ -579,10 +766,15 @@ class WorkerPool:
         return worker is not None and worker.alive()
 
     def shutdown(self, wait: bool = True) -> None:
-        for i, worker in enumerate(self._workers):
-            if worker is not None:
-                try:
-                    worker.stop(wait=wait)
-                except Exception:
-                    logger.debug("sst: stopping worker %d failed", i, exc_info=True)
-            self._workers[i] = None
+        workers = [w for w in self._workers if w is not None]
+        self._workers = [None] * self.n
+        if wait:  # all finish their calls at once, their answers read meanwhile
+            for worker in workers:
+                if worker.process.is_alive():
+                    worker.ask_to_stop()
+            _drive(workers, lambda: not any(w.process.is_alive() for w in workers), 60)
+        for worker in workers:
+            try:
+                worker.stop(wait=wait)
+            except Exception:
+                logger.debug("sst: stopping worker %d failed", worker.index, exc_info=True)
