@@ -12,6 +12,8 @@ Scrapy is imported only to read a plain dict, so the description loads without i
 from __future__ import annotations
 
 import json
+import logging
+import os
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Callable, Optional, Union
 
@@ -174,6 +176,10 @@ def _workers(settings: Any, spec: Setting) -> str:
     workers = {"processes": "process", "proc": "process", "threads": "thread"}.get(workers, workers)
     if workers not in ("process", "thread"):
         raise ValueError(f"{spec.name} must be 'process' or 'thread', got {_value(settings, spec)!r}")
+    if workers == "process" and os.name == "nt":
+        # the reactor reads the workers' pipes as file descriptors, which Windows pipes are not
+        logging.getLogger(__name__).info("sst: worker processes need POSIX pipes; on Windows the work runs in threads")
+        return "thread"
     return workers
 
 
