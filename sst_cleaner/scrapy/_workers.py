@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import itertools
 import logging
 import os
 import pickle
@@ -423,6 +424,7 @@ class _Worker:
         self._in = bytearray()  # answer bytes not yet a whole frame
         self._ready: collections.deque = collections.deque()  # answers read, not yet settled
         self._stopping = False
+        self._flush_due = False
         self._pending: dict[int, Future] = {}
         self.broken: Optional[str] = None
         self.closed = False
@@ -464,24 +466,36 @@ class _Worker:
         header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!iQ", -1, n)
         was_empty = not self._out
         self._out.append(memoryview(header + bytes(data)))
-        if was_empty:
+        if not was_empty:
+            return  # written after those before it
+        if self._reactor is None:
             self.flush()
+        elif not self._flush_due:
+            # the calls of one turn of the reactor go out in one write: each write wakes
+            # an idle worker, and a woken worker can take the reactor's core from it
+            self._flush_due = True
+            self._reactor.callLater(0, self.flush)
 
     def flush(self) -> None:
         """Write what waits for the requests pipe, as far as it takes it now."""
+        self._flush_due = False
         fd = self._requests.fileno() if not self._requests.closed else -1
         while self._out and fd >= 0:
-            head = self._out[0]
             try:
-                written = os.write(fd, head)
+                written = _writev(fd, list(itertools.islice(self._out, 64)))
             except BlockingIOError:
                 break
             except OSError:  # the worker is gone: its answers pipe says so to the reader
                 self._out.clear()
                 break
-            if written < len(head):
-                self._out[0] = head[written:]
-            else:
+            if not written:
+                break
+            while written:
+                head = self._out[0]
+                if written < len(head):
+                    self._out[0] = head[written:]
+                    break
+                written -= len(head)
                 self._out.popleft()
         self._want_write()
 
@@ -604,6 +618,12 @@ class _Worker:
             self._shut(self.broken or f"worker process {self.index} (pid {self.process.pid}) was stopped")
 
 
+def _writev(fd: int, buffers: list) -> int:
+    if hasattr(os, "writev"):
+        return os.writev(fd, buffers)
+    return os.write(fd, buffers[0])
+
+
 #: bytes a worker's pipe holds where the system lets it grow (Linux): the worker's
 #: backlog of pages must not wait for the reactor's next turn to be written
 PIPE_BYTES = 1 << 20
@@ -681,7 +701,6 @@ class WorkerPool:
     ):
         """``reactor``: a running Twisted reactor, called from its thread only, that reads
         the answers as they come; without one, answers are read by :meth:`wait`."""
-        import itertools
         import multiprocessing
 
         self.n = max(1, int(n))
