@@ -14,17 +14,60 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 
+class PageClean:
+    """The one cleaning of a page, shared by all its items: running until :meth:`done` or
+    :meth:`failed`; :meth:`outcome` is a Deferred of it for each item that asks.
+
+    A failure is kept too: cleaning is deterministic, so the page's other items (which may
+    arrive later, e.g. one by one at an early close) would only fail again."""
+
+    __slots__ = ("_waiters", "_outcome", "_error")
+
+    def __init__(self) -> None:
+        self._waiters: list = []
+        self._outcome: Any = None
+        self._error: Optional[BaseException] = None
+
+    @property
+    def running(self) -> bool:
+        return self._outcome is None and self._error is None
+
+    def outcome(self) -> Any:
+        """A Deferred of the page's outcome (fired now if it is known)."""
+        from twisted.internet import defer
+
+        if self._error is not None:
+            return defer.fail(self._error)
+        if self._outcome is not None:
+            return defer.succeed(self._outcome)
+        waiter: defer.Deferred = defer.Deferred()
+        self._waiters.append(waiter)
+        return waiter
+
+    def done(self, outcome: Any) -> None:
+        self._outcome = outcome
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.callback(outcome)
+
+    def failed(self, exc: BaseException) -> None:
+        self._error = exc
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.errback(exc)
+
+
 class PageRecord:
     """One crawled HTML page, as the middleware recorded it (url, raw body, encoding)."""
 
-    __slots__ = ("url", "body", "encoding", "site", "clean_result", "items_out", "__weakref__")
+    __slots__ = ("url", "body", "encoding", "site", "clean", "items_out", "__weakref__")
 
     def __init__(self, url: str, body: bytes, encoding: Optional[str], site: str):
         self.url = url
         self.body = body
         self.encoding = encoding
         self.site = site
-        self.clean_result: Any = None  # Deferred or CleanResult, shared by the page's items
+        self.clean: Optional[PageClean] = None  # set when its first item is cleaned
         self.items_out = 0  # items out of the middleware, not yet through the pipeline
 
     @property

@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Optional, cast
 from scrapy import Request, signals
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
 
 from sst_cleaner.scrapy._builds import SiteBuilds
 from sst_cleaner.scrapy._compat import close_spider
@@ -356,12 +355,10 @@ class SSTSpiderMiddleware:
         """Wait for the cleaning of items the pipelines got straight from the callback
         (``scrapy parse --pipelines``), so the run does not end before their text is in."""
         noted = self.store.callback_page(response.url)
-        if noted is None or not isinstance(noted.clean_result, list):
+        if noted is None or noted.clean is None or not noted.clean.running:
             return
-        waiter: Deferred = Deferred()
-        noted.clean_result.append(waiter)
         try:
-            await maybe_deferred_to_future(waiter)
+            await maybe_deferred_to_future(noted.clean.outcome())
         except Exception:  # the pipeline reports cleaning failures itself
             pass
 

@@ -24,11 +24,10 @@ from typing import Any, Optional, cast
 
 from itemadapter import ItemAdapter
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import defer
 
 from sst_cleaner.scrapy._explain_sample import ExplainSample
+from sst_cleaner.scrapy._item_pages import PageClean, PageRecord
 from sst_cleaner.scrapy._settings import component_config, outputs_of
-from sst_cleaner.scrapy._site_models import PageRecord
 from sst_cleaner.scrapy._workers import CleanFields
 
 logger = logging.getLogger(__name__)
@@ -282,25 +281,13 @@ class SSTPipeline:
 
     async def _clean(self, page: PageRecord) -> tuple[CleanFields, str]:
         """Clean ``page`` once (in the site's worker process, or a worker thread), sharing
-        the outcome among its items:
+        the outcome among its items (see :class:`PageClean`):
         ``(result, status)``, or the exception for every item of the page.
-
-        A failure is kept on the page too: cleaning is deterministic, so the page's other
-        items (which may arrive later, e.g. one by one at an early close) would only fail
-        again, and be counted again.
         """
-        cached = page.clean_result
-        if isinstance(cached, tuple):
-            return cached
-        if isinstance(cached, Exception):
-            raise cached
-        if isinstance(cached, list):  # another item of this page is being cleaned: wait
-            waiter: defer.Deferred = defer.Deferred()
-            cached.append(waiter)
-            return await maybe_deferred_to_future(waiter)
+        if page.clean is not None:  # another item of this page is cleaned, or was
+            return await maybe_deferred_to_future(page.clean.outcome())
         cfg = self.config
-        waiters: list = []
-        page.clean_result = waiters
+        clean = page.clean = PageClean()
         try:
             result = await maybe_deferred_to_future(
                 self.store.clean(
@@ -308,13 +295,11 @@ class SSTPipeline:
                 )
             )
         except Exception as exc:
-            page.clean_result = exc
+            clean.failed(exc)
             which = "site" if page.site and self.store.has_model(page.site) else "fallback"
             self.errors.report(
                 "clean", exc, f"page {page.url}, {which} model", "its items are passed on uncleaned, flagged 'error'"
             )
-            for waiter in waiters:
-                waiter.errback(exc)
             raise
         if result.metadata_dropped:
             self.store.inc("metadata_fields_dropped", result.metadata_dropped)
@@ -332,11 +317,9 @@ class SSTPipeline:
         if status == STATUS_TRUNCATED:
             self._log_truncated(page)
         outcome = (result, status)
-        page.clean_result = outcome
         if self.explain is not None:
             self.explain.offer(page)
-        for waiter in waiters:
-            waiter.callback(outcome)
+        clean.done(outcome)
         return outcome
 
     def _log_truncated(self, page: PageRecord) -> None:
