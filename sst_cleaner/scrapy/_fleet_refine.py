@@ -41,6 +41,7 @@ from typing import Any, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.engine._registry import learns_in_shards
+from sst_cleaner.scrapy._fleet_link import sleep
 from sst_cleaner.scrapy._redis_store import parse_model_json
 
 logger = logging.getLogger(__name__)
@@ -190,51 +191,13 @@ class FleetRefiner:
         store, cfg = self.store, self.store.config
         delta = await store.run(fit_delta, cfg.method, cfg.params, pages)
         for attempt in range(MAX_TRIES):
-            if store.down:
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            try:
-                raw, version = await store._redis(store.fleet.read_model, site)
-            except ModelFormatError as exc:  # the build path rejects and rebuilds it
-                logger.info("sst: not merging into the fleet's model of site %s: %s", site, exc)
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            except Exception as exc:
-                store._failed(exc)
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            if raw is None:  # expired or dropped: nothing to merge into
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            merged = await store.run(merge_into, raw, store.redis_config.max_model_bytes, delta, cfg.max_model_pages)
-            if merged is None:
-                self._full.add(site)
-                return
-            cleaner, data, blob = merged
-            try:
-                new = await store._redis(
-                    store.fleet.replace_model, site, version, blob, cleaner.n_pages, store.worker_id
-                )
-            except Exception as exc:
-                store._failed(exc)
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            if new:
-                store.adopt_model(site, cleaner, data)
-                store.inc("redis/merges")
-                store.inc("redis/pages_merged", len(pages))
-                logger.debug(
-                    "sst: merged %d pages into the fleet's model of site %s (version %d, %d pages)",
-                    len(pages),
-                    site,
-                    new,
-                    cleaner.n_pages,
-                )
-                if cleaner.n_pages >= cfg.max_model_pages:
-                    self._full.add(site)
+            merged = await self._merge_once(site, pages, delta)
+            if merged is not None:
+                if not merged:
+                    store.inc("redis/pages_not_merged", len(pages))
                 return
             store.inc("redis/merge_conflicts")  # another worker merged first: again, a moment later
-            await store._sleep(random.uniform(0.0, CONFLICT_PAUSE * (2**attempt)))
+            await sleep(random.uniform(0.0, CONFLICT_PAUSE * (2**attempt)))
         logger.info(
             "sst: %d pages of site %s lost %d compare-and-sets of the fleet's model in a row; merging them later",
             len(pages),
@@ -242,6 +205,47 @@ class FleetRefiner:
             MAX_TRIES,
         )
         self._requeue(site, pages)
+
+    async def _merge_once(self, site: str, pages: list, delta: dict) -> Optional[bool]:
+        """One read, merge and compare-and-set of the fleet's model: True when the pages
+        are in it (or it is full), False when they cannot be merged (Redis down, no
+        model to merge into), None when another worker replaced it meanwhile."""
+        store, cfg, link = self.store, self.store.config, self.store.link
+        if store.down:
+            return False
+        try:
+            raw, version = await link.call(store.fleet.read_model, site)
+        except ModelFormatError as exc:  # the build path rejects and rebuilds it
+            logger.info("sst: not merging into the fleet's model of site %s: %s", site, exc)
+            return False
+        except Exception as exc:
+            link.failed(exc)
+            return False
+        if raw is None:  # expired or dropped: nothing to merge into
+            return False
+        merged = await store.run(merge_into, raw, store.redis_config.max_model_bytes, delta, cfg.max_model_pages)
+        if merged is None:
+            self._full.add(site)
+            return True
+        cleaner, data, blob = merged
+        new = await link.attempt(store.fleet.replace_model, site, version, blob, cleaner.n_pages, store.worker_id)
+        if new is None:  # Redis failed
+            return False
+        if not new:  # another worker replaced it first
+            return None
+        store.adopt_model(site, cleaner, data)
+        store.inc("redis/merges")
+        store.inc("redis/pages_merged", len(pages))
+        logger.debug(
+            "sst: merged %d pages into the fleet's model of site %s (version %d, %d pages)",
+            len(pages),
+            site,
+            new,
+            cleaner.n_pages,
+        )
+        if cleaner.n_pages >= cfg.max_model_pages:
+            self._full.add(site)
+        return True
 
 
 def _quiet(d: Any) -> Any:

@@ -1,0 +1,342 @@
+"""Building a site's model once for a whole fleet: claim, then fit and publish, or load.
+
+``build`` claims the site: the worker that gets the lock fits the model on the shared
+sample (in its worker process, as usual) while renewing the lock, then publishes it; the
+others wait (polling with backoff) and load the published model; a builder that dies
+stops renewing, its lock expires and the next claim takes over. A model read from Redis
+is untrusted data, checked like a model file; a bad one is rejected (logged, counted in
+``sst/redis/models_rejected``), deleted if it has not changed since, and built again.
+
+While Redis is down a site is fitted here only on this process's complete sample, at
+its hold timeout or at the end of the crawl, never because the fleet said it was ready
+(every waiting worker would fit it); and a site this process saw another worker building
+is not fitted here at all before SST_REDIS_WAIT from then (that worker may have fitted
+it): when Redis answers again it is claimed as usual, so it is loaded, or built once
+more for the fleet. Sites that got a local model meanwhile keep it, and offer it to the
+fleet if it has none (``sst/redis/local_models_shared``), so after Redis comes back empty
+each is built once for the fleet.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import Any, Callable, Optional
+
+from sst_cleaner.engine._cleaner import SiteCleaner
+from sst_cleaner.engine._model_io import ModelFormatError
+from sst_cleaner.scrapy._fleet_link import RECONNECT_SECONDS, RedisLink, sleep
+from sst_cleaner.scrapy._fleet_refine import FleetRefiner
+from sst_cleaner.scrapy._fleet_sample import MAX_WATCHED, SharedSamples
+from sst_cleaner.scrapy._item_pages import PageRecord
+from sst_cleaner.scrapy._redis_store import ForeignModel, parse_model_json
+from sst_cleaner.scrapy._site_models import SiteModelStore
+
+logger = logging.getLogger(__name__)
+
+#: a site whose shared model is rejected this many times in one build is built locally
+MAX_REJECTIONS = 2
+
+SHARED = "shared"  # third element of a build result: the model came from the fleet
+FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
+NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
+
+
+def _model_json(model: SiteCleaner, lock: Any) -> bytes:
+    """The model as published. Under the site's lock: in thread mode a refinement may be
+    changing the model in another thread."""
+    with lock:
+        data = model.to_dict()
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _parse_model(raw: bytes, limit: int) -> tuple[SiteCleaner, dict]:
+    """(cleaner, model dict) from a model key's JSON: runs in a thread (parsing a large
+    model is CPU work the reactor must not wait on)."""
+    data = parse_model_json(raw, limit)
+    return SiteCleaner.from_dict(data), data
+
+
+class FleetBuilder:
+    """Owns the builds of site models through the fleet: the claim loop and the wait for
+    another worker's build, the fit and publish under the site's lock, the load (or
+    rejection) of a published model, the models fitted here while Redis was down
+    (``unpublished``, offered to the fleet when it answers again), and the pages of a
+    build that its model did not learn (``unlearnt``)."""
+
+    def __init__(
+        self,
+        store: SiteModelStore,
+        fit: Callable[[str, list[PageRecord]], Any],
+        link: RedisLink,
+        samples: SharedSamples,
+        refiner: FleetRefiner,
+        worker_id: str,
+    ):
+        self.store, self.config, self.fit = store, store.config, fit  # fit: the store's own build
+        self.link, self.fleet, self.redis_config = link, link.fleet, link.config
+        self.samples, self.refiner, self.worker_id = samples, refiner, worker_id
+        self.unlearnt: dict[str, list[PageRecord]] = {}
+        self.unpublished: set[str] = set()
+
+    def _too_few(self, pages: list) -> bool:
+        return len(pages) < min(self.config.min_fit_pages, self.config.sample_pages)
+
+    def build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> Any:
+        """See :meth:`SharedSiteModelStore.build <sst_cleaner.scrapy._fleet.SharedSiteModelStore.build>`."""
+        from twisted.internet.defer import Deferred, succeed
+
+        if self.link.down and fleet_only:
+            return succeed((0.0, 0.0, NO_MODEL))
+        if self.link.down and site not in self.samples.elsewhere:
+            if self._too_few(pages):
+                return succeed((0.0, 0.0, NO_MODEL))
+            return self.fit(site, pages).addCallback(self._fitted_alone, site)
+        self.samples.building(site)
+        return Deferred.fromCoroutine(self._shared_build(site, pages, fleet_only))
+
+    async def _shared_build(self, site: str, pages: list[PageRecord], fleet_only: bool) -> tuple:
+        token = uuid.uuid4().hex
+        started = time.monotonic()
+        elsewhere = self.samples.elsewhere
+        # the wait for another worker's build began when it was first seen building
+        deadline = elsewhere.get(site, started) + self.redis_config.wait
+        delay, waited, rejections = 0.05, False, 0
+        while True:
+            if self.link.down:
+                # Redis failed while another worker was building the site: that worker
+                # may have fitted it, and each waiting worker fitting it here too would
+                # make as many fits; wait for Redis (as for the build) and claim again
+                if fleet_only or site not in elsewhere or not await self._answers_before(deadline):
+                    break
+                continue
+            claimed = await self.link.attempt(self.fleet.claim, site, token)
+            if claimed is None:  # Redis down or slow: see above
+                continue
+            state = claimed[0]
+            if waited and state != "busy":  # how long another worker's build kept this site's items
+                seconds = round(time.monotonic() - started, 3)
+                self.store.inc("redis/wait_seconds", seconds)
+                self.store.max_stat("redis/max_wait_seconds", seconds)
+            if state == "lock":
+                elsewhere.pop(site, None)
+                logger.info("sst: building the model of site %s for the fleet", site)
+                return await self._fit_and_publish(site, pages, token, took_over=waited)
+            if state == "model":
+                loaded = await self._load_shared(site)
+                if loaded == FOREIGN:
+                    break  # not this crawl's kind of model: built here, and left in place
+                if loaded is not None:
+                    elsewhere.pop(site, None)
+                    sampled = self.samples.sampled.get(site, set())
+                    self.unlearnt[site] = [p for p in pages if p.url not in sampled]
+                    return loaded
+                rejections += 1
+                if rejections >= MAX_REJECTIONS or self.link.down:
+                    break
+                continue  # the bad value was dropped: claim the site to build it again
+            if not waited:
+                logger.info("sst: waiting for another worker to build the model of site %s", site)
+                waited = True
+            self.samples.mark_elsewhere(site, started)
+            if time.monotonic() >= deadline:
+                logger.warning(
+                    "sst: waited %.0fs (SST_REDIS_WAIT) for another worker to build the "
+                    "model of site %s; building it here",
+                    self.redis_config.wait,
+                    site,
+                )
+                self.store.inc("redis/wait_timeouts")
+                break
+            await sleep(delay)
+            delay = min(delay * 2, 1.0)
+        if self.link.down and fleet_only:  # Redis failed meanwhile: held on (see build)
+            return 0.0, 0.0, NO_MODEL
+        elsewhere.pop(site, None)
+        down = self.link.down
+        built = (0.0, 0.0, NO_MODEL) if self._too_few(pages) else await self.fit(site, pages)
+        return self._fitted_alone(built, site) if down else built
+
+    async def _answers_before(self, deadline: float) -> bool:
+        """Whether Redis answers again (see RedisLink.reconnect) before ``deadline``."""
+        while self.link.down:
+            if time.monotonic() >= deadline:
+                return False
+            await sleep(RECONNECT_SECONDS / 2)
+        return True
+
+    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str, took_over: bool) -> tuple:
+        from twisted.internet.task import LoopingCall
+
+        if took_over:
+            self.store.inc("redis/takeovers")
+            logger.info(
+                "sst: building the model of site %s here: the worker that held its lock let it go or expired", site
+            )
+        renew = LoopingCall(self._renew, site, token)
+        renew.start(self.redis_config.lock_ttl / 3, now=False)
+        published = False
+        try:
+            most = max(self.config.sample_pages, len(local))
+            shared = await self.link.attempt(self.fleet.read_sample, site, most)
+            pages = self._merge_pages(site, shared or [], local)
+            if self._too_few(pages):
+                return 0.0, 0.0, NO_MODEL
+            built = await self.fit(site, pages)
+            fitted = {p.url for p in pages}
+            self.unlearnt[site] = [p for p in local if p.url not in fitted]
+            published = await self._publish(site, token)
+            if not published and self.link.down:  # Redis failed during the fit
+                self._fitted_alone(built, site)
+            return built
+        finally:
+            if renew.running:
+                renew.stop()
+            if not published and not self.link.down:
+                self.link.send(self.fleet.release, site, token)
+
+    def _merge_pages(self, site: str, shared: list, local: list[PageRecord]) -> list[PageRecord]:
+        """The shared sample, then this process's pages it lacks, up to the sample size
+        (or all local pages, when there are more: an end-of-crawl fit uses what it has)."""
+        pages, seen = [], set()
+        for url, body, encoding in shared:
+            if url not in seen and self.store.site_key(url) == site:  # another site's page is not evidence
+                seen.add(url)
+                pages.append(PageRecord(url, body, encoding, site))
+        limit = max(self.config.sample_pages, len(local))
+        for page in local:
+            if len(pages) >= limit:
+                break
+            if page.url not in seen:
+                seen.add(page.url)
+                pages.append(page)
+        return pages
+
+    def _fitted_alone(self, built: Any, site: str) -> Any:
+        """A model fitted here while Redis was down: offered to the fleet when it answers."""
+        if self.store.has_model(site) and len(self.unpublished) < MAX_WATCHED:
+            self.unpublished.add(site)
+        return built
+
+    async def share_local_models(self) -> None:
+        """Redis answers again: publish the models fitted here meanwhile for the sites the
+        fleet has none of (after an empty restart, all of them), so the other workers load
+        them rather than fit the sites again. A site the fleet has a model of, or that
+        another worker is building, keeps both."""
+        sites, self.unpublished = sorted(self.unpublished), set()
+        for site in sites:
+            if self.link.down:
+                return
+            if not self.store.has_model(site):
+                continue
+            token = uuid.uuid4().hex
+            state, _ = await self.link.call(self.fleet.claim, site, token)
+            if state != "lock":
+                continue
+            if await self._publish(site, token):
+                self.store.inc("redis/local_models_shared")
+            elif not self.link.down:
+                self.link.send(self.fleet.release, site, token)
+
+    def _renew(self, site: str, token: str) -> None:
+        def renewed(ok: bool) -> None:
+            if not ok:
+                logger.warning(
+                    "sst: lost the lock of site %s while fitting it (is SST_REDIS_LOCK_TTL "
+                    "shorter than a fit's pauses?)",
+                    site,
+                )
+
+        self.link.call(self.fleet.renew, site, token).addCallbacks(renewed, self.link.failed)
+
+    async def _publish(self, site: str, token: str) -> bool:
+        model = self.store.get(site)
+        if model is None or self.link.down:
+            return False
+        try:
+            raw = await self.store.run(_model_json, model, self.store.lock(site))
+        except Exception:  # the model is built and used here all the same
+            logger.exception("sst: could not serialise the model of site %s for the fleet", site)
+            return False
+        version = await self.link.attempt(self.fleet.publish, site, token, raw, model.n_pages, self.worker_id)
+        if version is None:  # Redis failed
+            return False
+        if not version:
+            logger.warning(
+                "sst: the model of site %s was not published: another worker holds its "
+                "lock now; this process keeps its own",
+                site,
+            )
+            self.store.inc("redis/publish_refused")
+            return False
+        self.refiner.adopt(site)
+        self.store.inc("redis/models_published")
+        logger.info(
+            "sst: published the model of site %s for the fleet (version %d, %d pages)", site, version, model.n_pages
+        )
+        return True
+
+    async def _load_shared(self, site: str) -> Optional[tuple]:
+        """Load the site's published model into this process (and its worker). None when
+        it is gone or was rejected (and dropped, so it can be built again); FOREIGN when
+        it is another crawl's kind of model (another method, parameters or sample size):
+        then it is neither used nor deleted."""
+        version = ""
+        try:
+            try:
+                raw, version = await self.link.call(self.fleet.read_model, site)
+            except ForeignModel as exc:
+                return self._foreign(site, exc)
+            except ModelFormatError:
+                raise
+            except Exception as exc:
+                self.link.failed(exc)
+                return None
+            if raw is None:
+                return None  # deleted (expired) since the claim: claim again
+            cleaner, data = await self.store.run(_parse_model, raw, self.redis_config.max_model_bytes)
+            if cleaner.method != self.config.method:
+                return self._foreign(site, ForeignModel(f"made by method {cleaner.method!r}"))
+        except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
+            await self._reject(site, version, exc)
+            return None
+        self.adopt_model(site, cleaner, data)
+        self.refiner.adopt(site)
+        self.store.inc("redis/models_loaded")
+        logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
+        return 0.0, 0.0, SHARED
+
+    def _foreign(self, site: str, exc: BaseException) -> tuple:
+        self.store.inc("redis/models_foreign")
+        logger.warning(
+            "sst: the shared model of site %s is not this crawl's (%s); building it here, and leaving it in place",
+            site,
+            str(exc)[:300],
+        )
+        return FOREIGN
+
+    async def _reject(self, site: str, version: str, exc: BaseException) -> None:
+        """Count and log a bad shared model, and delete it (unless it changed since it
+        was read) before the next claim, which then builds it again."""
+        self.store.inc("redis/models_rejected")
+        self.store.inc("errors")
+        logger.warning(
+            "sst: rejected the shared model of site %s (version %r): %s; building it again",
+            site,
+            version,
+            str(exc)[:300],
+        )
+        if not self.link.down:
+            await self.link.attempt(self.fleet.drop_model, site, version)
+
+    def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
+        """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this
+        process's model of ``site``, in its worker process too."""
+        self.store.put(site, cleaner)
+        sent = self.store.dispatch.give_model(site, data, cleaner.n_pages, retry=False)  # the worker cleans with it too
+        if sent is not None:
+            sent.addErrback(
+                lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s", site, f.value)
+            )
