@@ -2,34 +2,26 @@
 
 :class:`SharedSiteModelStore` is the in-process :class:`~sst_cleaner.scrapy._site_models.SiteModelStore`
 plus a Redis side (:mod:`sst_cleaner.scrapy._redis_store`), for crawls that run as many Scrapy
-processes (e.g. scrapy-redis workers) over the same sites. It coordinates one part per concern:
+processes (e.g. scrapy-redis workers) over the same sites. It wires up one part per concern:
 
-* the connection (:mod:`~sst_cleaner.scrapy._fleet_link`): every Redis call runs off the
-  reactor thread; the first failure switches the crawl to local models until Redis
-  answers again;
-* the shared samples (:mod:`~sst_cleaner.scrapy._fleet_sample`): every sample page of a
-  held site is also pushed to the site's shared sample list, so the sample fills at the
-  fleet's speed; when the list is complete (or another worker has published the model)
-  the middleware is told (``set_listener``) and starts its build;
-* the builds (:mod:`~sst_cleaner.scrapy._fleet_build`): a site is claimed, fitted and
-  published by one worker, loaded by the others, and built again if its shared model is
-  bad; fitted locally while Redis is down;
-* the held pages (:mod:`~sst_cleaner.scrapy._fleet_held`): every page is recorded in
-  Redis before its callback runs, until its items are through the pipelines (held here
-  first or not), with a heartbeat; the pages of a worker whose heartbeat stopped are
-  crawled again by a live one.
+* :mod:`~sst_cleaner.scrapy._fleet_link`: the Redis calls, off the reactor thread; the
+  first failure switches the crawl to local models until Redis answers again;
+* :mod:`~sst_cleaner.scrapy._fleet_sample`: sample pages shared, so a site's sample fills
+  at the fleet's speed, and the middleware told (``set_listener``) when it is complete;
+* :mod:`~sst_cleaner.scrapy._fleet_build`: each site's model built once for the fleet
+  (claimed, fitted and published by one worker, loaded by the others);
+* :mod:`~sst_cleaner.scrapy._fleet_held`: the pages whose items a worker holds, recorded
+  in Redis so that a live worker crawls them again if it dies;
+* :mod:`~sst_cleaner.scrapy._fleet_refine`: later pages merged into the fleet's model when
+  the method's models add up (the default method's); otherwise each process refines its
+  own copy (``partial_fit``), as a single-process crawl does.
 
 Items are held and released by the middleware as always, so none is lost or doubled
-whatever Redis does.
-
-Refinement: when the method's models add up (the default method's), later pages of a
-site are learnt in batches and merged into the fleet's model (:mod:`sst_cleaner.scrapy._fleet_refine`);
-otherwise each process refines its own copy (``partial_fit``), as a single-process crawl
-does. "Later pages" include the pages this process held for the site that the fleet's
-model has not seen (they came after the shared sample was complete, or it had no room
-for them): :meth:`SharedSiteModelStore.unlearnt` gives them to the middleware once the
-model is in. Pages still waiting for a merge when the crawl ends are merged before the
-spider closes (:meth:`SharedSiteModelStore.finish`).
+whatever Redis does. "Later pages" include the pages this process held for the site
+that the fleet's model has not seen (they came after the shared sample was complete, or
+it had no room for them): :meth:`SharedSiteModelStore.unlearnt` gives them to the
+middleware once the model is in. Pages still waiting for a merge when the crawl ends are
+merged before the spider closes (:meth:`SharedSiteModelStore.finish`).
 """
 
 from __future__ import annotations
@@ -93,7 +85,6 @@ class SharedSiteModelStore(SiteModelStore):
         self.page_parsed = self.held.page_parsed
         self.watch_items = self.held.watch_items
         self.adopt_model = self.builder.adopt_model
-        self._failed = self.link.failed  # a failed Redis call, as the parts report one
 
     @property
     def down(self) -> bool:
@@ -170,18 +161,7 @@ class SharedSiteModelStore(SiteModelStore):
 
     # -- models
     def build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> Any:
-        """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
-        ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
-        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one.
-
-        ``fleet_only``: the build was started by the fleet (its sample is complete, or
-        its model published), not by this process's own sample, a timeout or the end of
-        the crawl. If Redis is down then, the site is not fitted here on the few pages
-        this process has (every worker of the fleet would fit it): ``"none"``, and the
-        site stays held until its own sample is complete, its hold times out, the crawl
-        ends, or Redis answers again and the fleet builds it once. A site another worker
-        was building: while Redis is down, its build waits for Redis to answer, up to
-        SST_REDIS_WAIT from when that build was first seen, then claims it again."""
+        """Through the fleet: see :meth:`FleetBuilder.build <sst_cleaner.scrapy._fleet_build.FleetBuilder.build>`."""
         return self.builder.build(site, pages, fleet_only)
 
     def unlearnt(self, site: str) -> list[PageRecord]:

@@ -19,7 +19,6 @@ each is built once for the fleet.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -31,7 +30,7 @@ from sst_cleaner.scrapy._fleet_link import RECONNECT_SECONDS, RedisLink, sleep
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
 from sst_cleaner.scrapy._fleet_sample import MAX_WATCHED, SharedSamples
 from sst_cleaner.scrapy._item_pages import PageRecord
-from sst_cleaner.scrapy._redis_store import ForeignModel, parse_model_json
+from sst_cleaner.scrapy._redis_store import ForeignModel, model_json, parse_model_json
 from sst_cleaner.scrapy._site_models import SiteModelStore
 
 logger = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ def _model_json(model: SiteCleaner, lock: Any) -> bytes:
     changing the model in another thread."""
     with lock:
         data = model.to_dict()
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return model_json(data)
 
 
 def _parse_model(raw: bytes, limit: int) -> tuple[SiteCleaner, dict]:
@@ -85,7 +84,18 @@ class FleetBuilder:
         return len(pages) < min(self.config.min_fit_pages, self.config.sample_pages)
 
     def build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> Any:
-        """See :meth:`SharedSiteModelStore.build <sst_cleaner.scrapy._fleet.SharedSiteModelStore.build>`."""
+        """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
+        ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
+        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one.
+
+        ``fleet_only``: the build was started by the fleet (its sample is complete, or
+        its model published), not by this process's own sample, a timeout or the end of
+        the crawl. If Redis is down then, the site is not fitted here on the few pages
+        this process has (every worker of the fleet would fit it): ``"none"``, and the
+        site stays held until its own sample is complete, its hold times out, the crawl
+        ends, or Redis answers again and the fleet builds it once. A site another worker
+        was building: while Redis is down, its build waits for Redis to answer, up to
+        SST_REDIS_WAIT from when that build was first seen, then claims it again."""
         from twisted.internet.defer import Deferred, succeed
 
         if self.link.down and fleet_only:

@@ -17,8 +17,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Coroutine, Optional
 
-from sst_cleaner.scrapy._redact import redact_text, redact_url
-from sst_cleaner.scrapy._redis_store import RedisFleet
+from sst_cleaner.scrapy._redact import redact_url
+from sst_cleaner.scrapy._redis_store import RedisFleet, redacted
 
 logger = logging.getLogger(__name__)
 
@@ -161,10 +161,7 @@ class RedisLink:
 
     def said(self, exc: Any) -> str:
         """An exception as the log shows it: without the secrets of the Redis URL."""
-        text = redact_text(repr(exc), self.config.url)
-        for secret in self.config.secrets():  # REDIS_PARAMS' password
-            text = text.replace(secret, "***")
-        return text
+        return redacted(repr(exc), self.config)
 
     def close(self) -> None:
         try:

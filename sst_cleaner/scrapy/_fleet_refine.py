@@ -32,7 +32,6 @@ per merge, for at most ``SST_MAX_MODEL_PAGES`` pages per site in the whole fleet
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
@@ -42,7 +41,7 @@ from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.engine._registry import learns_in_shards
 from sst_cleaner.scrapy._fleet_link import sleep
-from sst_cleaner.scrapy._redis_store import parse_model_json
+from sst_cleaner.scrapy._redis_store import model_json, parse_model_json
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +73,7 @@ def merge_into(raw: bytes, limit: int, delta: dict, max_pages: int) -> Optional[
     # SiteCleaner.fit merges its shards the same way (see cleaner._fit)
     base._impl.merge_shard(extra._impl.shard_state())
     data = base.to_dict()
-    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return base, data, blob
+    return base, data, model_json(data)
 
 
 class FleetRefiner:
@@ -131,6 +129,8 @@ class FleetRefiner:
         """The close of the crawl: merge every page still waiting, after the merges that
         are running; what cannot be merged (Redis down, conflicts) is counted in
         ``sst/redis/pages_not_merged``."""
+        from twisted.internet.defer import DeferredList
+
         self._closing = True
         while self._merging or any(self._pending.values()):
             for site, pages in list(self._pending.items()):
@@ -141,23 +141,25 @@ class FleetRefiner:
                         self._drop(site)
             if not self._merging:
                 break
-            running = list(self._merging.values())
-            for d in running:
-                await _quiet(d)  # a Deferred: this runs as Deferred.fromCoroutine
+            # a DeferredList leaves each merge's result as it was (this runs as Deferred.fromCoroutine)
+            await DeferredList(list(self._merging.values()))
 
-    def _drop(self, site: str) -> None:
+    def _take(self, site: str) -> list:
+        """Every page queued for ``site``, off the queue."""
         pages = self._pending.pop(site, [])
         self._since.pop(site, None)
         self._queued_bytes -= sum(len(p[1]) for p in pages)
+        return pages
+
+    def _drop(self, site: str) -> None:
+        pages = self._take(site)
         if pages and site not in self._full:
             self.store.inc("redis/pages_not_merged", len(pages))
 
     def _start(self, site: str) -> None:
         from twisted.internet.defer import Deferred
 
-        pages, self._pending[site] = self._pending[site], []  # every queued page: one merge
-        self._since.pop(site, None)
-        self._queued_bytes -= sum(len(p[1]) for p in pages)
+        pages = self._take(site)  # every queued page: one merge
 
         def failed(failure: Any) -> None:
             logger.warning(
@@ -246,17 +248,3 @@ class FleetRefiner:
         if cleaner.n_pages >= cfg.max_model_pages:
             self._full.add(site)
         return True
-
-
-def _quiet(d: Any) -> Any:
-    """A Deferred that fires when ``d`` does, whatever its result, and leaves ``d`` as it was."""
-    from twisted.internet.defer import Deferred
-
-    out: Deferred = Deferred()
-
-    def fire(result: Any) -> Any:
-        out.callback(None)
-        return result
-
-    d.addBoth(fire)
-    return out
