@@ -9,7 +9,8 @@ processes (e.g. scrapy-redis workers) over the same sites. It wires up one part 
 * :mod:`~sst_cleaner.scrapy._fleet_sample`: sample pages shared, so a site's sample fills
   at the fleet's speed, and the middleware told (``set_listener``) when it is complete;
 * :mod:`~sst_cleaner.scrapy._fleet_build`: each site's model built once for the fleet
-  (claimed, fitted and published by one worker, loaded by the others);
+  (claimed, fitted and published by one worker, loaded by the others), and the models
+  themselves, untrusted when read, in :mod:`~sst_cleaner.scrapy._fleet_models`;
 * :mod:`~sst_cleaner.scrapy._fleet_held`: the pages whose items a worker holds, recorded
   in Redis so that a live worker crawls them again if it dies;
 * :mod:`~sst_cleaner.scrapy._fleet_refine`: later pages merged into the fleet's model when
@@ -36,6 +37,7 @@ from typing import Any, Callable, Optional
 from sst_cleaner.scrapy._fleet_build import FleetBuilder
 from sst_cleaner.scrapy._fleet_held import HeldPages
 from sst_cleaner.scrapy._fleet_link import RedisLink
+from sst_cleaner.scrapy._fleet_models import SharedModels
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
 from sst_cleaner.scrapy._fleet_sample import POLL_SECONDS, SharedSamples
 from sst_cleaner.scrapy._redact import redact_url
@@ -48,8 +50,8 @@ logger = logging.getLogger(__name__)
 
 class SharedSiteModelStore(SiteModelStore):
     """Site models of one crawl process, learnt once per site for the whole fleet: the
-    local store, with the fleet's parts (``link``, ``samples``, ``builder``, ``refiner``,
-    ``held``) wired to it and to each other, and the poll that drives them."""
+    local store, with the fleet's parts (``link``, ``samples``, ``builder``, ``models``,
+    ``refiner``, ``held``) wired to it and to each other, and the poll that drives them."""
 
     shared = True
 
@@ -75,7 +77,8 @@ class SharedSiteModelStore(SiteModelStore):
         self.link = RedisLink(self.fleet, self.dispatch.deferred, self.inc, self._redis_down, self._redis_back)
         self.samples = SharedSamples(self.link, config.sample_pages, self.has_model, self.inc)
         self.refiner = FleetRefiner(self)
-        self.builder = FleetBuilder(self, super().build, self.link, self.samples, self.refiner, self.worker_id)
+        self.models = SharedModels(self, self.link, self.refiner, self.worker_id)
+        self.builder = FleetBuilder(self, super().build, self.link, self.samples, self.models)
         self.held = HeldPages(self.link, config, self.incarnation, self.inc)
         self._poller: Any = None
         # the parts' methods the middleware and the refiner call on the store
@@ -84,7 +87,7 @@ class SharedSiteModelStore(SiteModelStore):
         self.note_item = self.held.note_item
         self.page_parsed = self.held.page_parsed
         self.watch_items = self.held.watch_items
-        self.adopt_model = self.builder.adopt_model
+        self.adopt_model = self.models.adopt_model
 
     @property
     def down(self) -> bool:

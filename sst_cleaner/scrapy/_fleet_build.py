@@ -3,9 +3,8 @@
 ``build`` claims the site: the worker that gets the lock fits the model on the shared
 sample (in its worker process, as usual) while renewing the lock, then publishes it; the
 others wait (polling with backoff) and load the published model; a builder that dies
-stops renewing, its lock expires and the next claim takes over. A model read from Redis
-is untrusted data, checked like a model file; a bad one is rejected (logged, counted in
-``sst/redis/models_rejected``), deleted if it has not changed since, and built again.
+stops renewing, its lock expires and the next claim takes over. A bad shared model is
+built again (see :mod:`~sst_cleaner.scrapy._fleet_models`).
 
 While Redis is down a site is fitted here only on this process's complete sample, at
 its hold timeout or at the end of the crawl, never because the fleet said it was ready
@@ -22,40 +21,19 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
-from sst_cleaner.engine._cleaner import SiteCleaner
-from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_link import RECONNECT_SECONDS, RedisLink, sleep
-from sst_cleaner.scrapy._fleet_refine import FleetRefiner
+from sst_cleaner.scrapy._fleet_models import FOREIGN, SharedModels
 from sst_cleaner.scrapy._fleet_sample import MAX_WATCHED, SharedSamples
 from sst_cleaner.scrapy._item_pages import PageRecord
-from sst_cleaner.scrapy._redis_store import ForeignModel, model_json, parse_model_json
 from sst_cleaner.scrapy._site_models import SiteModelStore
 
 logger = logging.getLogger(__name__)
 
 #: a site whose shared model is rejected this many times in one build is built locally
 MAX_REJECTIONS = 2
-
-SHARED = "shared"  # third element of a build result: the model came from the fleet
-FOREIGN = ("foreign",)  # _load_shared: the stored model is of another identity
-NO_MODEL = "none"  # ... or there is none (too few pages): the page-level fallback
-
-
-def _model_json(model: SiteCleaner, lock: Any) -> bytes:
-    """The model as published. Under the site's lock: in thread mode a refinement may be
-    changing the model in another thread."""
-    with lock:
-        data = model.to_dict()
-    return model_json(data)
-
-
-def _parse_model(raw: bytes, limit: int) -> tuple[SiteCleaner, dict]:
-    """(cleaner, model dict) from a model key's JSON: runs in a thread (parsing a large
-    model is CPU work the reactor must not wait on)."""
-    data = parse_model_json(raw, limit)
-    return SiteCleaner.from_dict(data), data
+NO_MODEL = "none"  # third element of a build result: no model (too few pages), the page-level fallback
 
 
 class FleetBuilder:
@@ -71,12 +49,11 @@ class FleetBuilder:
         fit: Callable[[str, list[PageRecord]], Any],
         link: RedisLink,
         samples: SharedSamples,
-        refiner: FleetRefiner,
-        worker_id: str,
+        models: SharedModels,
     ):
         self.store, self.config, self.fit = store, store.config, fit  # fit: the store's own build
         self.link, self.fleet, self.redis_config = link, link.fleet, link.config
-        self.samples, self.refiner, self.worker_id = samples, refiner, worker_id
+        self.samples, self.models = samples, models
         self.unlearnt: dict[str, list[PageRecord]] = {}
         self.unpublished: set[str] = set()
 
@@ -135,7 +112,7 @@ class FleetBuilder:
                 logger.info("sst: building the model of site %s for the fleet", site)
                 return await self._fit_and_publish(site, pages, token, took_over=waited)
             if state == "model":
-                loaded = await self._load_shared(site)
+                loaded = await self.models.load(site)
                 if loaded == FOREIGN:
                     break  # not this crawl's kind of model: built here, and left in place
                 if loaded is not None:
@@ -197,7 +174,7 @@ class FleetBuilder:
             built = await self.fit(site, pages)
             fitted = {p.url for p in pages}
             self.unlearnt[site] = [p for p in local if p.url not in fitted]
-            published = await self._publish(site, token)
+            published = await self.models.publish(site, token)
             if not published and self.link.down:  # Redis failed during the fit
                 self._fitted_alone(built, site)
             return built
@@ -245,7 +222,7 @@ class FleetBuilder:
             state, _ = await self.link.call(self.fleet.claim, site, token)
             if state != "lock":
                 continue
-            if await self._publish(site, token):
+            if await self.models.publish(site, token):
                 self.store.inc("redis/local_models_shared")
             elif not self.link.down:
                 self.link.send(self.fleet.release, site, token)
@@ -260,93 +237,3 @@ class FleetBuilder:
                 )
 
         self.link.call(self.fleet.renew, site, token).addCallbacks(renewed, self.link.failed)
-
-    async def _publish(self, site: str, token: str) -> bool:
-        model = self.store.get(site)
-        if model is None or self.link.down:
-            return False
-        try:
-            raw = await self.store.run(_model_json, model, self.store.lock(site))
-        except Exception:  # the model is built and used here all the same
-            logger.exception("sst: could not serialise the model of site %s for the fleet", site)
-            return False
-        version = await self.link.attempt(self.fleet.publish, site, token, raw, model.n_pages, self.worker_id)
-        if version is None:  # Redis failed
-            return False
-        if not version:
-            logger.warning(
-                "sst: the model of site %s was not published: another worker holds its "
-                "lock now; this process keeps its own",
-                site,
-            )
-            self.store.inc("redis/publish_refused")
-            return False
-        self.refiner.adopt(site)
-        self.store.inc("redis/models_published")
-        logger.info(
-            "sst: published the model of site %s for the fleet (version %d, %d pages)", site, version, model.n_pages
-        )
-        return True
-
-    async def _load_shared(self, site: str) -> Optional[tuple]:
-        """Load the site's published model into this process (and its worker). None when
-        it is gone or was rejected (and dropped, so it can be built again); FOREIGN when
-        it is another crawl's kind of model (another method, parameters or sample size):
-        then it is neither used nor deleted."""
-        version = ""
-        try:
-            try:
-                raw, version = await self.link.call(self.fleet.read_model, site)
-            except ForeignModel as exc:
-                return self._foreign(site, exc)
-            except ModelFormatError:
-                raise
-            except Exception as exc:
-                self.link.failed(exc)
-                return None
-            if raw is None:
-                return None  # deleted (expired) since the claim: claim again
-            cleaner, data = await self.store.run(_parse_model, raw, self.redis_config.max_model_bytes)
-            if cleaner.method != self.config.method:
-                return self._foreign(site, ForeignModel(f"made by method {cleaner.method!r}"))
-        except (ModelFormatError, ValueError, TypeError, KeyError, RecursionError) as exc:
-            await self._reject(site, version, exc)
-            return None
-        self.adopt_model(site, cleaner, data)
-        self.refiner.adopt(site)
-        self.store.inc("redis/models_loaded")
-        logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
-        return 0.0, 0.0, SHARED
-
-    def _foreign(self, site: str, exc: BaseException) -> tuple:
-        self.store.inc("redis/models_foreign")
-        logger.warning(
-            "sst: the shared model of site %s is not this crawl's (%s); building it here, and leaving it in place",
-            site,
-            str(exc)[:300],
-        )
-        return FOREIGN
-
-    async def _reject(self, site: str, version: str, exc: BaseException) -> None:
-        """Count and log a bad shared model, and delete it (unless it changed since it
-        was read) before the next claim, which then builds it again."""
-        self.store.inc("redis/models_rejected")
-        self.store.inc("errors")
-        logger.warning(
-            "sst: rejected the shared model of site %s (version %r): %s; building it again",
-            site,
-            version,
-            str(exc)[:300],
-        )
-        if not self.link.down:
-            await self.link.attempt(self.fleet.drop_model, site, version)
-
-    def adopt_model(self, site: str, cleaner: SiteCleaner, data: dict) -> None:
-        """Make the fleet's model (``cleaner``, and ``data``, its ``to_dict``) this
-        process's model of ``site``, in its worker process too."""
-        self.store.put(site, cleaner)
-        sent = self.store.dispatch.give_model(site, data, cleaner.n_pages, retry=False)  # the worker cleans with it too
-        if sent is not None:
-            sent.addErrback(
-                lambda f: logger.warning("sst: could not give the fleet's model of %s to its worker: %s", site, f.value)
-            )
