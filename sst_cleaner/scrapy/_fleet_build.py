@@ -38,10 +38,10 @@ NO_MODEL = "none"  # third element of a build result: no model (too few pages), 
 
 class FleetBuilder:
     """Owns the builds of site models through the fleet: the claim loop and the wait for
-    another worker's build, the fit and publish under the site's lock, the load (or
-    rejection) of a published model, the models fitted here while Redis was down
-    (``unpublished``, offered to the fleet when it answers again), and the pages of a
-    build that its model did not learn (``unlearnt``)."""
+    another worker's build, the fit under the site's lock (published, or a published
+    model loaded, through :class:`SharedModels`), the models fitted here while Redis was
+    down (``unpublished``, offered to the fleet when it answers again), and the pages of
+    a build that its model did not learn (``unlearnt``)."""
 
     def __init__(
         self,
