@@ -33,7 +33,7 @@ def _use(store: SharedSiteModelStore) -> None:
     try:
         store.fleet.push_page("site", "http://site/a", PAGE, None, 5)
     except Exception as exc:
-        store._failed(exc)  # no public way to fail one call outside a running crawl
+        store.link.failed(exc)  # no public way to fail one call outside a running crawl
     finally:
         store.close()
 

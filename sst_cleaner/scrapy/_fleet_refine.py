@@ -32,7 +32,6 @@ per merge, for at most ``SST_MAX_MODEL_PAGES`` pages per site in the whole fleet
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
@@ -41,7 +40,8 @@ from typing import Any, Optional
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.engine._registry import learns_in_shards
-from sst_cleaner.scrapy._redis_store import parse_model_json
+from sst_cleaner.scrapy._fleet_link import sleep
+from sst_cleaner.scrapy._redis_store import model_json, parse_model_json
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +73,7 @@ def merge_into(raw: bytes, limit: int, delta: dict, max_pages: int) -> Optional[
     # SiteCleaner.fit merges its shards the same way (see cleaner._fit)
     base._impl.merge_shard(extra._impl.shard_state())
     data = base.to_dict()
-    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return base, data, blob
+    return base, data, model_json(data)
 
 
 class FleetRefiner:
@@ -130,6 +129,8 @@ class FleetRefiner:
         """The close of the crawl: merge every page still waiting, after the merges that
         are running; what cannot be merged (Redis down, conflicts) is counted in
         ``sst/redis/pages_not_merged``."""
+        from twisted.internet.defer import DeferredList
+
         self._closing = True
         while self._merging or any(self._pending.values()):
             for site, pages in list(self._pending.items()):
@@ -140,23 +141,25 @@ class FleetRefiner:
                         self._drop(site)
             if not self._merging:
                 break
-            running = list(self._merging.values())
-            for d in running:
-                await _quiet(d)  # a Deferred: this runs as Deferred.fromCoroutine
+            # a DeferredList leaves each merge's result as it was (this runs as Deferred.fromCoroutine)
+            await DeferredList(list(self._merging.values()))
 
-    def _drop(self, site: str) -> None:
+    def _take(self, site: str) -> list:
+        """Every page queued for ``site``, off the queue."""
         pages = self._pending.pop(site, [])
         self._since.pop(site, None)
         self._queued_bytes -= sum(len(p[1]) for p in pages)
+        return pages
+
+    def _drop(self, site: str) -> None:
+        pages = self._take(site)
         if pages and site not in self._full:
             self.store.inc("redis/pages_not_merged", len(pages))
 
     def _start(self, site: str) -> None:
         from twisted.internet.defer import Deferred
 
-        pages, self._pending[site] = self._pending[site], []  # every queued page: one merge
-        self._since.pop(site, None)
-        self._queued_bytes -= sum(len(p[1]) for p in pages)
+        pages = self._take(site)  # every queued page: one merge
 
         def failed(failure: Any) -> None:
             logger.warning(
@@ -190,51 +193,13 @@ class FleetRefiner:
         store, cfg = self.store, self.store.config
         delta = await store.run(fit_delta, cfg.method, cfg.params, pages)
         for attempt in range(MAX_TRIES):
-            if store.down:
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            try:
-                raw, version = await store._redis(store.fleet.read_model, site)
-            except ModelFormatError as exc:  # the build path rejects and rebuilds it
-                logger.info("sst: not merging into the fleet's model of site %s: %s", site, exc)
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            except Exception as exc:
-                store._failed(exc)
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            if raw is None:  # expired or dropped: nothing to merge into
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            merged = await store.run(merge_into, raw, store.redis_config.max_model_bytes, delta, cfg.max_model_pages)
-            if merged is None:
-                self._full.add(site)
-                return
-            cleaner, data, blob = merged
-            try:
-                new = await store._redis(
-                    store.fleet.replace_model, site, version, blob, cleaner.n_pages, store.worker_id
-                )
-            except Exception as exc:
-                store._failed(exc)
-                store.inc("redis/pages_not_merged", len(pages))
-                return
-            if new:
-                store.adopt_model(site, cleaner, data)
-                store.inc("redis/merges")
-                store.inc("redis/pages_merged", len(pages))
-                logger.debug(
-                    "sst: merged %d pages into the fleet's model of site %s (version %d, %d pages)",
-                    len(pages),
-                    site,
-                    new,
-                    cleaner.n_pages,
-                )
-                if cleaner.n_pages >= cfg.max_model_pages:
-                    self._full.add(site)
+            merged = await self._merge_once(site, pages, delta)
+            if merged is not None:
+                if not merged:
+                    store.inc("redis/pages_not_merged", len(pages))
                 return
             store.inc("redis/merge_conflicts")  # another worker merged first: again, a moment later
-            await store._sleep(random.uniform(0.0, CONFLICT_PAUSE * (2**attempt)))
+            await sleep(random.uniform(0.0, CONFLICT_PAUSE * (2**attempt)))
         logger.info(
             "sst: %d pages of site %s lost %d compare-and-sets of the fleet's model in a row; merging them later",
             len(pages),
@@ -243,16 +208,43 @@ class FleetRefiner:
         )
         self._requeue(site, pages)
 
-
-def _quiet(d: Any) -> Any:
-    """A Deferred that fires when ``d`` does, whatever its result, and leaves ``d`` as it was."""
-    from twisted.internet.defer import Deferred
-
-    out: Deferred = Deferred()
-
-    def fire(result: Any) -> Any:
-        out.callback(None)
-        return result
-
-    d.addBoth(fire)
-    return out
+    async def _merge_once(self, site: str, pages: list, delta: dict) -> Optional[bool]:
+        """One read, merge and compare-and-set of the fleet's model: True when the pages
+        are in it (or it is full), False when they cannot be merged (Redis down, no
+        model to merge into), None when another worker replaced it meanwhile."""
+        store, cfg, link = self.store, self.store.config, self.store.link
+        if store.down:
+            return False
+        try:
+            raw, version = await link.call(store.fleet.read_model, site)
+        except ModelFormatError as exc:  # the build path rejects and rebuilds it
+            logger.info("sst: not merging into the fleet's model of site %s: %s", site, exc)
+            return False
+        except Exception as exc:
+            link.failed(exc)
+            return False
+        if raw is None:  # expired or dropped: nothing to merge into
+            return False
+        merged = await store.run(merge_into, raw, store.redis_config.max_model_bytes, delta, cfg.max_model_pages)
+        if merged is None:
+            self._full.add(site)
+            return True
+        cleaner, data, blob = merged
+        new = await link.attempt(store.fleet.replace_model, site, version, blob, cleaner.n_pages, store.worker_id)
+        if new is None:  # Redis failed
+            return False
+        if not new:  # another worker replaced it first
+            return None
+        store.adopt_model(site, cleaner, data)
+        store.inc("redis/merges")
+        store.inc("redis/pages_merged", len(pages))
+        logger.debug(
+            "sst: merged %d pages into the fleet's model of site %s (version %d, %d pages)",
+            len(pages),
+            site,
+            new,
+            cleaner.n_pages,
+        )
+        if cleaner.n_pages >= cfg.max_model_pages:
+            self._full.add(site)
+        return True

@@ -124,6 +124,11 @@ def decode_page(raw: bytes, max_bytes: int) -> tuple[str, bytes, Optional[str]]:
     return url, body, encoding
 
 
+def model_json(data: dict) -> bytes:
+    """A model dict (``to_dict``) as a model key's ``json`` field."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 def parse_model_json(raw: bytes, max_bytes: int) -> dict:
     """The model dict in a model key's ``json`` field: the same checks as a model file
     (size cap, UTF-8 JSON, no NaN/Infinity, the model schema of ``model_file``);
@@ -353,6 +358,9 @@ class RedisFleet:
         parts = [self.config.prefix, self.config.namespace, self.identity.tag if self.identity else ""]
         return ":".join(p for p in parts if p) + f":site:{{{site_hash(site)}}}:{what}"
 
+    def keys(self, site: str, *whats: str) -> list[str]:
+        return [self.key(site, what) for what in whats]
+
     @property
     def total_key(self) -> str:
         return f"{self.config.prefix}:sample-bytes"
@@ -375,15 +383,8 @@ class RedisFleet:
         cfg = self.config
         entry = encode_page(url, body, encoding)
         url_hash = hashlib.sha1(url.encode("utf-8", "surrogatepass")).hexdigest()
-        keys = [
-            self.key(site, "sample"),
-            self.key(site, "urls"),
-            self.key(site, "bytes"),
-            self.total_key,
-            self.key(site, "model"),
-        ]
         status, n = self._push(
-            keys=keys,
+            keys=[*self.keys(site, "sample", "urls", "bytes"), self.total_key, self.key(site, "model")],
             args=[
                 entry,
                 url_hash,
@@ -411,7 +412,7 @@ class RedisFleet:
         published, ``("lock", "")`` when this caller is now the builder, ``("busy", ms)``
         while another worker holds the lock (ms: its time to live)."""
         state, detail = self._claim(
-            keys=[self.key(site, "lock"), self.key(site, "model"), self.key(site, "sample")],
+            keys=self.keys(site, "lock", "model", "sample"),
             args=[token, self._ms(self.config.lock_ttl), _MAX_VERSION],
         )
         return _text(state), _text(detail)
@@ -456,16 +457,15 @@ class RedisFleet:
         reply = self._read_model(
             keys=[self.key(site, "model")], args=[self.config.max_model_bytes, _MAX_VERSION, _MAX_IDENTITY]
         )
-        state = _text(reply[0])
-        if state == "type":  # written by something else: never read as a model
-            raise ModelFormatError(f"shared model key holds a Redis {_text(reply[1])}, not a hash")
-        if state == "version":
-            raise ModelFormatError(f"shared model's version is {_text(reply[1])} bytes, not a short counter")
-        if state == "big":
-            raise ModelFormatError(
-                f"shared model is {_text(reply[1])} bytes, over the {self.config.max_model_bytes} limit"
-            )
-        version = _text(reply[1])
+        state, detail = _text(reply[0]), _text(reply[1])  # detail: the version, or what is wrong
+        refused = {
+            "type": f"shared model key holds a Redis {detail}, not a hash",  # written by something else
+            "version": f"shared model's version is {detail} bytes, not a short counter",
+            "big": f"shared model is {detail} bytes, over the {self.config.max_model_bytes} limit",
+        }.get(state)
+        if refused:
+            raise ModelFormatError(refused)
+        version = detail
         if not version.isdigit() and version:
             raise ModelFormatError(f"shared model's version {version!r} is not a counter")
         if state == "ok" and self.identity is not None:
@@ -477,14 +477,7 @@ class RedisFleet:
     def publish(self, site: str, token: str, model_json: bytes, pages: int, builder: str) -> int:
         """Publish the model this builder fitted and drop the site's sample; the new
         version, or 0 when the lock was lost (another worker is the builder now)."""
-        keys = [
-            self.key(site, "lock"),
-            self.key(site, "model"),
-            self.key(site, "sample"),
-            self.key(site, "urls"),
-            self.key(site, "bytes"),
-            self.total_key,
-        ]
+        keys = [*self.keys(site, "lock", "model", "sample", "urls", "bytes"), self.total_key]
         ident = self.identity.fields() if self.identity is not None else ["", "", ""]
         args: list[Any] = [token, model_json, pages, builder, self._ms(self.config.model_ttl), _MAX_VERSION, *ident]
         return int(self._publish(keys=keys, args=args))
@@ -509,9 +502,7 @@ class RedisFleet:
 
     def heartbeat(self, worker: str, ttl: float) -> None:
         """This worker is alive for ``ttl`` more seconds."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.set(self._ns_key(f"alive:{worker}"), b"1", px=self._ms(ttl))
-        pipe.execute()
+        self.client.set(self._ns_key(f"alive:{worker}"), b"1", px=self._ms(ttl))
 
     def hold_page(self, worker: str, field: str, record: bytes, ttl: float) -> None:
         """Record a page whose items this worker holds (``record``: its request as JSON),
@@ -568,7 +559,7 @@ def _client(redis: Any, config: RedisConfig) -> Any:
             health_check_interval=30,
         )
     except (ValueError, TypeError) as exc:  # its message may quote the URL's secrets
-        message = redact_text(str(exc), config.url)
+        message = redacted(str(exc), config)
         raise ValueError(f"SST_MODEL_STORE {redact_url(config.url)} is not a usable Redis URL: {message}") from None
 
 
@@ -599,12 +590,18 @@ def _scrapy_redis_client(redis: Any, config: RedisConfig) -> Any:
             return redis.Redis.from_url(url, **params) if url else redis.Redis(**params)
         return get_redis_from_settings(BaseSettings({**conn, "REDIS_PARAMS": params, "REDIS_DECODE_RESPONSES": False}))
     except (ValueError, TypeError) as exc:  # its message may quote a secret
-        message = redact_text(str(exc), config.url)
-        for secret in config.secrets():
-            message = message.replace(secret, "***")
+        message = redacted(str(exc), config)
         raise ValueError(
             f"scrapy-redis's connection settings ({redact_url(config.url)}) are not usable: {message}"
         ) from None
+
+
+def redacted(text: str, config: RedisConfig) -> str:
+    """``text`` without the secrets of the Redis URL or of REDIS_PARAMS (its password)."""
+    text = redact_text(text, config.url)
+    for secret in config.secrets():
+        text = text.replace(secret, "***")
+    return text
 
 
 def _text(value: Any) -> str:
