@@ -468,6 +468,9 @@ def test_fit_ends_once_when_a_page_of_a_one_step_method_overruns():
         assert cleaner.fit_status == "over_budget" and cleaner.n_pages == 0
         assert cleaner.skipped_pages == 1  # the page after the one that overran was not read
         assert cleaner.clean(PAGE).status == "ok"  # unfitted, it cleans page by page
+        ok = SiteCleaner(method="_one_slow", page_time_budget=0.3).fit([PAGE, PAGE + "<!-- 2 -->"])
+        assert ok.fit_status == "ok" and ok.skipped_pages == 0 and ok.n_pages == 2
+        assert _OnePageSlow.fits == 2
     finally:
         _METHODS.pop("_one_slow", None)
 
@@ -507,6 +510,73 @@ def test_fit_of_a_two_step_method_drops_the_page_that_overruns_and_goes_on():
         assert cleaner.to_dict()["model"] == plain.to_dict()["model"]
     finally:
         _METHODS.pop("_two_slow", None)
+
+
+class _CountsLivePages(_SlowMethod):
+    """fit walks its pages and notes how many parsed pages are alive at each step."""
+
+    def fit(self, pages):
+        import gc
+
+        from sst_cleaner.engine._dom import PreparedPage
+
+        self.alive = []
+        self.n_pages = 0
+        for page in pages:
+            self.alive.append(sum(isinstance(o, PreparedPage) for o in gc.get_objects()))
+            self.n_pages += 1
+
+
+def test_fit_holds_one_parsed_page_at_a_time():
+    # a site of many pages is learnt in constant memory: each page is parsed when the
+    # method reaches it and let go once learnt
+    register_method("_counts_live")(_CountsLivePages)
+    try:
+        pages = [f"<html><body><p>Page {i} of the site.</p></body></html>" for i in range(12)]
+        gc.collect()  # pages an interrupted clean of an earlier test left in garbage cycles
+        cleaner = SiteCleaner(method="_counts_live").fit(pages)
+        assert cleaner.n_pages == 12 and max(cleaner._impl.alive) == 1
+    finally:
+        _METHODS.pop("_counts_live", None)
+
+
+class _RecordsText(_SlowMethod):
+    def fit(self, pages):
+        self.texts = [element_text(page.root) for page in pages]
+        self.n_pages = len(self.texts)
+
+
+def test_fit_takes_bytes_with_their_declared_charset():
+    # what a crawl has: the body and the charset from the HTTP header (no <meta>)
+    register_method("_records")(_RecordsText)
+    try:
+        body = "<html><body><p>Привет, мир</p></body></html>".encode("windows-1251")
+        cleaner = SiteCleaner(method="_records").fit([("http://x/a", body, "windows-1251")])
+        assert cleaner._impl.texts == ["Привет, мир"]
+        with pytest.raises(ValueError, match="page tuple"):
+            SiteCleaner(method="_records").fit([("http://x/a", body, "windows-1251", "extra")])
+    finally:
+        _METHODS.pop("_records", None)
+
+
+class _SpinsPerPage(_SlowMethod):
+    def fit(self, pages):
+        self.n_pages = 0
+        for _ in pages:
+            _spin(0.05)
+            self.n_pages += 1
+
+
+def test_fit_stops_reading_pages_when_half_the_site_budget_is_spent():
+    register_method("_spins")(_SpinsPerPage)
+    try:
+        pages = [f"<html><body><p>Page {i} of the site.</p></body></html>" for i in range(40)]
+        cleaner = SiteCleaner(method="_spins", site_time_budget=0.5).fit(pages)
+        # ~0.25 s of reading at 0.05 s a page: the rest are counted, the model is kept
+        assert cleaner.fit_status == "partial" and 2 <= cleaner.n_pages <= 10
+        assert cleaner.skipped_pages == 40 - cleaner.n_pages
+    finally:
+        _METHODS.pop("_spins", None)
 
 
 def test_partial_fit_stops_learning_once_site_budget_is_spent(slow_method):
