@@ -18,6 +18,12 @@ A *method* is a class registered with :func:`register_method`. It receives prepa
     from_dict(state: dict, **params) (classmethod)
     n_pages: int                            # pages the model has seen
 
+A method that also has ``prepare_page(page)`` (an analysis touching no model state) and
+``apply_page(analysis) -> bool`` (adding it; False: the model is full) is fitted through
+them, page by page, so that a page over its time budget is dropped before the model sees
+it. Time budgets are kept by :func:`~sst_cleaner.engine._limits.check_budget`: a method
+calls it in its loops whose work grows with the page (see :mod:`~sst_cleaner.engine._limits`).
+
 Models are saved as JSON (see :mod:`sst_cleaner.engine._model_io`), never pickled.
 """
 
