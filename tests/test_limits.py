@@ -1,4 +1,4 @@
-"""Hard limits: caps in parse_html, time budgets in SiteCleaner, the watchdog."""
+"""Hard limits: caps in parse_html, time budgets in SiteCleaner, the cooperative budget checks."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from sst_cleaner.engine._limits import (
     BudgetExceeded,
     Limits,
     budget_clock,
+    check_budget,
     run_with_budget,
 )
 from sst_cleaner.engine._registry import _METHODS
@@ -299,15 +300,17 @@ def test_attribute_cap_finds_long_tags_after_stray_and_bare_tags():
     assert _cap_attributes("<a/b/c/d/e>", 2) == "<a/b/c>"
 
 
-# -- watchdog ---------------------------------------------------------------------------------
+# -- cooperative budgets ----------------------------------------------------------------------
 def _spin(seconds):
     # burns the clock budgets are counted in (the thread's CPU time), so the budget tests
-    # mean the same on a busy machine
+    # mean the same on a busy machine; it checks the budget at each step, as a method's
+    # loop does
     end = budget_clock() + seconds
     while budget_clock() < end:
         try:
             sum(range(100))
-        except Exception:  # a method's broad except must not swallow the interrupt
+            check_budget()
+        except Exception:  # a method's broad except must not swallow the overrun
             pass
     return "done"
 
@@ -436,7 +439,10 @@ def test_fit_over_site_budget_is_discarded_and_cleaner_still_cleans(slow_method)
 class _OnePageSlow(_SlowMethod):
     """fit walks its pages; learning a page holding "SLOW" spins for 30 s."""
 
+    fits = 0
+
     def fit(self, pages):
+        type(self).fits += 1
         self.n_pages = 0
         self.seen = []
         for page in pages:
@@ -446,8 +452,11 @@ class _OnePageSlow(_SlowMethod):
             self.n_pages += 1
 
 
-def test_fit_drops_a_page_whose_learning_overruns_the_page_budget():
+def test_fit_ends_once_when_a_page_of_a_one_step_method_overruns():
+    # A method that learns each page straight into its model holds half a page when
+    # cut: the fit ends there, discarded, and is never started again without the page.
     register_method("_one_slow")(_OnePageSlow)
+    _OnePageSlow.fits = 0
     try:
         slow = "<html><body><p>SLOW page</p></body></html>"
         cleaner = SiteCleaner(method="_one_slow", page_time_budget=0.3)
@@ -455,13 +464,52 @@ def test_fit_drops_a_page_whose_learning_overruns_the_page_budget():
         # two copies of PAGE that are two pages (a page given twice is learnt once)
         cleaner.fit([PAGE, slow, PAGE + "<!-- another page -->"])
         assert time.monotonic() - t0 < 5.0
-        # learnt again from the other pages only: no trace of the half-learnt one
-        assert cleaner.n_pages == 2 and cleaner._impl.seen == ["One paragraph. Two paragraph."] * 2
-        assert cleaner.skipped_pages == 1 and cleaner.fit_status == "partial"
+        assert _OnePageSlow.fits == 1
+        assert cleaner.fit_status == "over_budget" and cleaner.n_pages == 0
+        assert cleaner.skipped_pages == 1  # the page after the one that overran was not read
+        assert cleaner.clean(PAGE).status == "ok"  # unfitted, it cleans page by page
         ok = SiteCleaner(method="_one_slow", page_time_budget=0.3).fit([PAGE, PAGE + "<!-- 2 -->"])
         assert ok.fit_status == "ok" and ok.skipped_pages == 0 and ok.n_pages == 2
+        assert _OnePageSlow.fits == 2
     finally:
         _METHODS.pop("_one_slow", None)
+
+
+def _two_step_slow():
+    from sst_cleaner.engine.methods.sitestats.hybrid import HybridMethod
+
+    class _TwoStepSlow(HybridMethod):
+        """The default method, whose analysis of a page holding "SLOW" spins for 30 s."""
+
+        prepared = 0
+
+        def prepare_page(self, page):
+            type(self).prepared += 1
+            if "SLOW" in element_text(page.root):
+                _spin(30.0)
+            return super().prepare_page(page)
+
+    return _TwoStepSlow
+
+
+def test_fit_of_a_two_step_method_drops_the_page_that_overruns_and_goes_on():
+    method = _two_step_slow()
+    register_method("_two_slow")(method)
+    try:
+        pages = [f"<html><body><div><p>Page {i} says something new.</p></div></body></html>" for i in range(3)]
+        slow = "<html><body><p>SLOW page</p></body></html>"
+        cleaner = SiteCleaner(method="_two_slow", page_time_budget=0.3)
+        t0 = time.monotonic()
+        cleaner.fit([pages[0], slow, pages[1], pages[2]])
+        assert time.monotonic() - t0 < 5.0
+        # each page analysed once: no second walk without the slow page
+        assert method.prepared == 4
+        assert cleaner.n_pages == 3 and cleaner.skipped_pages == 1 and cleaner.fit_status == "partial"
+        # the model is the one learnt from the other pages alone
+        plain = SiteCleaner().fit(pages)
+        assert cleaner.to_dict()["model"] == plain.to_dict()["model"]
+    finally:
+        _METHODS.pop("_two_slow", None)
 
 
 class _CountsLivePages(_SlowMethod):
@@ -552,7 +600,7 @@ def test_budget_counts_the_threads_cpu_not_waiting():
     def spin():
         t0 = time.thread_time()
         while time.thread_time() - t0 < 5.0:
-            pass
+            check_budget()
         return "spun"
 
     ok, value = run_with_budget(spin, 0.1)

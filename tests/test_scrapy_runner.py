@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import time
 import zlib
 from typing import Any, Optional
 from urllib.parse import urlsplit
@@ -201,7 +202,8 @@ def register_crashing_method() -> None:
     process itself, i.e. in thread mode, it never crashes). Pages the model was fitted on
     never crash (so the crash hits the cleaning of an item's page, not the build). With
     ``crash_marker`` (a file path) only the first such page crashes: the dying worker
-    creates the file first.
+    creates the file first. With ``hang`` (seconds) the worker sleeps that long instead of
+    dying: it hangs in C (``time.sleep``), where no time budget reaches.
 
     Passed to the workers by ``SST_WORKER_INIT = "test_scrapy_runner.register_crashing_method"``.
     """
@@ -218,9 +220,11 @@ def register_crashing_method() -> None:
             crash_bucket: int = 0,
             crash_marker: str = "",
             crash_url_part: str = "",
+            hang: float = 0.0,
             **params: Any,
         ):
             super().__init__(**params)
+            self.hang = float(hang)
             self.crash_url_part = crash_url_part
             self.crash_mod = int(crash_mod)
             self.crash_bucket = int(crash_bucket)
@@ -244,15 +248,20 @@ def register_crashing_method() -> None:
                 and "/article/" in url
             ):
                 if not self.crash_marker:
-                    os._exit(70)
+                    self._crash()
                 try:
                     with open(self.crash_marker, "x", encoding="utf-8") as fh:
                         fh.write(url)
                 except FileExistsError:
                     pass
                 else:
-                    os._exit(70)
+                    self._crash()
             return super().clean(page)
+
+        def _crash(self) -> None:
+            if self.hang:
+                time.sleep(self.hang)
+            os._exit(70)
 
 
 def break_metadata() -> None:

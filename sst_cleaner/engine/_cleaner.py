@@ -18,6 +18,12 @@ A *method* is a class registered with :func:`register_method`. It receives prepa
     from_dict(state: dict, **params) (classmethod)
     n_pages: int                            # pages the model has seen
 
+A method that also has ``prepare_page(page)`` (an analysis touching no model state) and
+``apply_page(analysis) -> bool`` (adding it; False: the model is full) is fitted through
+them, page by page, so that a page over its time budget is dropped before the model sees
+it. Time budgets are kept by :func:`~sst_cleaner.engine._limits.check_budget`: a method
+calls it in its loops whose work grows with the page (see :mod:`~sst_cleaner.engine._limits`).
+
 Models are saved as JSON (see :mod:`sst_cleaner.engine._model_io`), never pickled.
 """
 
@@ -32,7 +38,14 @@ from sst_cleaner.engine._fallback import fallback_budget, over_budget_result, re
 from sst_cleaner.engine._formats import rewrite_text
 from sst_cleaner.engine._gcpause import gc_paused
 from sst_cleaner.engine._learnt import LearntPages, page_key
-from sst_cleaner.engine._limits import BudgetExceeded, Limits, PageBudgets, budget_clock, run_with_budget
+from sst_cleaner.engine._limits import (
+    BudgetExceeded,
+    Limits,
+    PageBudgets,
+    budget_clock,
+    check_budget,
+    run_with_budget,
+)
 from sst_cleaner.engine._parallel_fit import check_n_jobs, input_size, map_shards, plan_shards
 from sst_cleaner.engine._registry import DEFAULT_METHOD, find_method, learns_in_shards, method_class
 from sst_cleaner.engine._result import STATUS_NO_LAYOUT, STATUS_SITE_EMPTY, CleanResult
@@ -68,42 +81,76 @@ class FitOutcome(NamedTuple):
     full: int = 0
 
 
+class _Walk:
+    """How far a fit got through its pages, read however the fit ended."""
+
+    def __init__(self, n: int):
+        #: pages not handed to the model (the walk stopped or ended before them)
+        self.not_read = n
+        #: pages whose own learning overran the page budget (dropped)
+        self.dropped = 0
+        #: the page the full model refused, and the pages after it
+        self.full = 0
+
+
+def _learn_in_two_steps(impl: Any, inputs: list, limits: Limits, keep_reading: Any, walk: _Walk) -> None:
+    """The fit of a method that learns a page in two steps (``prepare_page``, which
+    touches no model state, then ``apply_page``, small by construction): each page's
+    preparation, parsing included, runs under the page budget, and a page that overruns
+    it is dropped before the model sees it, so the walk goes on with the next page."""
+    impl.fit([])  # a fresh, empty model
+    for i, item in enumerate(inputs):
+        check_budget()  # the site's budget, between pages
+        if not keep_reading():
+            return
+        walk.not_read -= 1
+        ok, analysis = run_with_budget(_prepare_page, limits.page_time_budget, impl, item, limits)
+        if not ok:
+            walk.dropped += 1
+            continue
+        if impl.apply_page(analysis) is False:  # full: the pages left are not read
+            walk.full = len(inputs) - i
+            walk.not_read = len(inputs) - i - 1
+            return
+
+
+def _prepare_page(impl: Any, item: Any, limits: Limits) -> Any:
+    return impl.prepare_page(as_page(item, limits=limits))
+
+
 def _fit_pages(method: str, params: dict, limits: Limits, inputs: list) -> FitOutcome:
-    """Learn a fresh ``method`` model from ``inputs`` under ``limits`` (see ``SiteCleaner.fit``)."""
+    """Learn a fresh ``method`` model from ``inputs`` under ``limits`` (see ``SiteCleaner.fit``).
+
+    One walk over the pages, however it ends: a page over its budget is dropped (two-step
+    methods) or ends the fit (the others); it is never learnt again without that page."""
     start = budget_clock()
     budget = limits.site_time_budget
     inputs = list(inputs)
-    skipped = 0
 
     def keep_reading() -> bool:
         return not budget or budget_clock() - start <= budget / 2
 
-    while True:
-        impl = method_class(method)(**params)
-        remaining = budget - (budget_clock() - start) if budget else None
-        if remaining is not None and remaining <= 0:
-            ok = False
-            break
+    impl = method_class(method)(**params)
+    walk = _Walk(len(inputs))
+    if hasattr(impl, "prepare_page") and hasattr(impl, "apply_page"):
+        ok, _ = run_with_budget(_learn_in_two_steps, budget, impl, inputs, limits, keep_reading, walk)
+    else:
         seq = PageBudgets(
             inputs, limits.page_time_budget, prepare=lambda p: as_page(p, limits=limits), keep_reading=keep_reading
         )
         try:
-            ok, _ = run_with_budget(impl.fit, remaining, seq)
-        except BudgetExceeded:
-            culprit = seq.fired()
-            if culprit is None:
+            ok, _ = run_with_budget(impl.fit, budget, seq)
+        except BudgetExceeded as exc:
+            if seq.fired(exc) is None:
                 raise  # an enclosing budget: not ours
-            # the method was cut inside this page: learn again without it
-            del inputs[culprit]
-            skipped += 1
-            continue
+            ok = False  # the method was cut inside a page: its model holds half of it
         finally:
             seq.disarm()
-        skipped += seq.not_read
-        break
-    # a full model refused the page it stopped at, and read none after it
-    full = seq.not_read + 1 if ok and getattr(impl, "full", False) else 0
-    return FitOutcome(impl, skipped + (1 if full else 0), ok, budget_clock() - start, full)
+        walk.not_read = seq.not_read
+        if ok and getattr(impl, "full", False):  # it refused the page it stopped at
+            walk.full = seq.not_read + 1
+    skipped = walk.dropped + walk.not_read + (1 if walk.full and ok else 0)
+    return FitOutcome(impl, skipped, ok, budget_clock() - start, walk.full if ok else 0)
 
 
 def _fit_shard_for_merge(method: str, params: dict, limits: Limits, inputs: list) -> FitOutcome:
@@ -155,11 +202,14 @@ class SiteCleaner:
 
         Within ``limits.site_time_budget``: pages stop being read when half of it is
         spent (the rest are counted in ``skipped_pages``), and a method ``fit`` that
-        overruns it is interrupted and discarded (``fit_status == "over_budget"``: the
-        cleaner is left unfitted and cleans page by page). Each page's own learning
-        (parsing included) is bounded by ``limits.page_time_budget``: a page that
-        overruns it is dropped (counted in ``skipped_pages``) and the model is learnt
-        again from the other pages, so it never holds half a page.
+        overruns it stops at its next budget check and is discarded (``fit_status ==
+        "over_budget"``: the cleaner is left unfitted and cleans page by page). Each
+        page's own learning (parsing included) is bounded by ``limits.page_time_budget``:
+        with the default method and ``"sentences"`` (which analyse a page before adding
+        it) a page that overruns it is dropped (counted in ``skipped_pages``) and the
+        walk goes on; with the other methods it ends the fit as an overrun of the site's
+        budget does (``fit_status == "over_budget"``). The pages are walked once: a fit
+        is never started again without a page.
 
         Pages are parsed as the method reaches them and let go once learnt: fitting
         holds one parsed page at a time, not all of them (500 pages: ~110 MB peak

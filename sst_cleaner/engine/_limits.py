@@ -13,19 +13,25 @@ Two kinds of bound work together:
   is given. Parsing itself happens in C and cannot be interrupted, so only input caps
   bound it.
 * **Time budgets** guard the Python-level work of a method (``clean``, ``fit``) on top of
-  that: :func:`run_with_budget` arms a watchdog thread that raises :class:`BudgetExceeded`
-  inside the working thread when its deadline passes (CPython's
-  ``PyThreadState_SetAsyncExc``, delivered at the next bytecode). The exception derives
-  from ``BaseException`` so a method's ``except Exception`` cannot swallow it. No signal
-  handler is installed, so it works in any thread (Scrapy reactor or thread pool) and
-  leaves ``SIGALRM`` to the application.
+  that, cooperatively: :func:`run_with_budget` (and :class:`PageBudgets`, for each page
+  of a fit) starts a deadline for the calling thread, and the engine's own loops call
+  :func:`check_budget` at safe points (per page of a fit, per stage of a clean, every so
+  many blocks, rows or elements: wherever work grows with the page). Past the deadline
+  the check raises :class:`BudgetExceeded` there, never inside a lock, a ``finally`` or
+  a cache being filled, so an overrun leaves nothing half-done behind. The exception
+  derives from ``BaseException`` so a method's ``except Exception`` cannot swallow it. No
+  thread is interrupted from outside and no signal handler is installed, so it works in
+  any thread (Scrapy reactor or thread pool) and leaves ``SIGALRM`` to the application.
+
+  Work done in C between two checks (lxml's parse, the compiled loops of
+  :mod:`~sst_cleaner.engine._walk` and the site model's trees) cannot be cut short: the
+  input caps above bound it, as they bound parsing. A process worker of the Scrapy layer
+  that stops answering altogether is ended by its parent (see
+  :mod:`sst_cleaner.scrapy._dispatch`).
 """
 
 from __future__ import annotations
 
-import ctypes
-import heapq
-import itertools
 import threading
 import time
 from dataclasses import dataclass, fields, replace
@@ -38,20 +44,20 @@ LIBXML2_MAX_DEPTH = 256
 LIBXML2_HUGE_MAX_DEPTH = 2048
 
 
-def _thread_cpu_clocks_work() -> bool:
+def _thread_cpu_clock_works() -> bool:
     try:
-        clk = time.pthread_getcpuclockid(threading.get_ident())
-        time.clock_gettime(clk)
+        time.thread_time()
         return True
     except (AttributeError, OSError):
         return False
 
 
-#: Time budgets count the CPU time of the thread doing the work where the platform can
-#: read another thread's CPU clock (Linux, most Unixes): a page is cut because *it* is
+#: Time budgets count the CPU time of the thread doing the work where the platform has a
+#: per-thread CPU clock (Linux, most Unixes, Windows): a page is cut because *it* is
 #: costly, not because the machine is busy with other jobs (on an overloaded machine a
-#: wall-time budget returned ordinary pages whole). Elsewhere they count wall time.
-CPU_BUDGETS = _thread_cpu_clocks_work()
+#: wall-time budget returned ordinary pages whole). Elsewhere they count wall time. The
+#: working thread reads it itself, at each :func:`check_budget`.
+CPU_BUDGETS = _thread_cpu_clock_works()
 
 
 def budget_clock() -> float:
@@ -102,23 +108,28 @@ class Limits:
         page survives. Content after a nesting deeper than 2048 is lost (flagged
         ``truncated``).
     ``page_time_budget`` (1.5 s): CPU time (see :data:`CPU_BUDGETS`) for ``SiteCleaner.clean`` on one page,
-        parsing included. Past it, the method is interrupted and CETD, a cheap page-level
-        method, cleans the page under a budget of its own as long as this one; if that
-        overruns too (or keeps nothing), the page is *returned whole*: all its visible text
-        as one informative block. ``CleanResult.status == "over_budget"`` either way (see
-        :mod:`sst_cleaner.engine._fallback`). It also bounds
-        each page's learning in ``SiteCleaner.fit`` (parsing included): a page that
-        overruns it is dropped (counted in ``skipped_pages``, ``fit_status ==
-        "partial"``) and the model is learnt again from the other pages, so it never
-        holds half a page. ``partial_fit`` is not interrupted (its page is added to a
-        live model); the input caps bound it. ``None`` or 0 disables it.
+        parsing included. Past it, the method stops at its next budget check and CETD, a
+        cheap page-level method, cleans the page under a budget of its own as long as
+        this one; if that overruns too (or keeps nothing), the page is *returned whole*:
+        all its visible text as one informative block. ``CleanResult.status ==
+        "over_budget"`` either way (see :mod:`sst_cleaner.engine._fallback`). It also
+        bounds each page's learning in ``SiteCleaner.fit`` (parsing included). The
+        default method and ``"sentences"`` analyse a page apart from their model and
+        then add it: a page whose analysis overruns is dropped (counted in
+        ``skipped_pages``, ``fit_status == "partial"``) and the walk goes on with the
+        next page. The other methods learn a page into their model as they read it: a
+        page that overruns ends the fit, which is discarded (``fit_status ==
+        "over_budget"``, the cleaner cleans page by page), never learnt again without
+        that page. ``partial_fit`` bounds the analysis step the same way; other
+        methods' ``partial_fit`` is not cut short (its page is added to a live model);
+        the input caps bound it. ``None`` or 0 disables it.
     ``site_time_budget`` (120.0 s): CPU time for building one site model. ``fit`` stops
         reading pages once half of it is spent (the rest are counted in
-        ``skipped_pages``) and is interrupted past it (the half-built model is
-        discarded, the cleaner stays unfitted and cleans page by page, ``fit_status ==
-        "over_budget"``); ``partial_fit`` stops learning once the site has used its budget
-        (pages are counted in ``skipped_pages``, never interrupted half-way, so the model
-        stays consistent). ``None`` or 0 disables it.
+        ``skipped_pages``) and stops at its next budget check past it (the half-built
+        model is discarded, the cleaner stays unfitted and cleans page by page,
+        ``fit_status == "over_budget"``); ``partial_fit`` stops learning once the site has
+        used its budget (pages are counted in ``skipped_pages``, never cut half-way, so
+        the model stays consistent). ``None`` or 0 disables it.
     """
 
     max_page_bytes: int = 5_000_000
@@ -175,108 +186,79 @@ DEFAULT_LIMITS = Limits()
 
 
 class BudgetExceeded(BaseException):
-    """Raised inside a thread whose time budget ran out (never escapes this package).
+    """Raised by :func:`check_budget` when a time budget of the calling thread has run
+    out (never escapes this package).
 
     A ``BaseException``, like ``KeyboardInterrupt``, so that method code catching
-    ``Exception`` does not swallow it.
+    ``Exception`` does not swallow it. ``budget`` is the budget that ran out, so that
+    nested budgets each catch only their own.
     """
 
+    def __init__(self, budget: Any = None):
+        super().__init__()
+        self.budget = budget
 
-def _set_async_exc(thread_id: int, exc: Optional[type]) -> int:
-    # exc=None clears a pending asynchronous exception of the thread
-    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
+
+class _Budget:
+    """One budget in force in a thread: its deadline on :func:`budget_clock`."""
+
+    __slots__ = ("deadline", "spent")
+
+    def __init__(self, seconds: float):
+        self.deadline = budget_clock() + seconds
+        #: a check found the deadline passed (the budget raised, or will at the next check)
+        self.spent = False
 
 
-class _Watchdog:
-    """One daemon thread that interrupts the threads whose deadline has passed.
-
-    Entries are armed and disarmed under one lock, and an entry fires at most once, under
-    that lock; disarming clears a fired-but-not-yet-delivered exception, so an interrupt
-    can never land after its guarded region has ended.
-    """
+class _ThreadBudgets(threading.local):
+    """The budgets in force in one thread (innermost last) and their earliest deadline,
+    so that a check with no budget in force costs no clock read."""
 
     def __init__(self) -> None:
-        # The working threads take the raw C lock (``with self._lock``), never the
-        # Condition's Python-level __enter__/__exit__: an interrupt delivered inside a
-        # Python frame of Condition.__exit__ would leave the lock held (seen: a thread
-        # spinning in Condition.__exit__ and the watchdog blocked). A C lock's with-block
-        # always releases, whatever is raised inside it.
-        self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
-        self._heap: list[tuple[float, int]] = []
-        self._entries: dict[int, list] = {}  # token -> [deadline, thread_id, fired]
-        self._tokens = itertools.count()
-        self._thread: Optional[threading.Thread] = None
+        self.budgets: list[_Budget] = []
+        self.deadline = float("inf")
 
-    def arm(self, seconds: float) -> tuple[int, list]:
-        """Start a deadline for the calling thread; returns (token, entry), where
-        ``entry[2]`` tells whether it fired.
+    def push(self, budget: _Budget) -> None:
+        self.budgets.append(budget)
+        if budget.deadline < self.deadline:
+            self.deadline = budget.deadline
 
-        With :data:`CPU_BUDGETS` the deadline is first set ``seconds`` of wall time away;
-        when it comes, the thread's CPU clock says how much of the budget it really used,
-        and the deadline moves on by what is left (a thread that waited for the CPU is
-        not cut for it)."""
-        deadline = time.monotonic() + seconds
-        ident = threading.get_ident()
-        clock = cpu0 = None
-        if CPU_BUDGETS:
-            clock = time.pthread_getcpuclockid(ident)
-            cpu0 = time.clock_gettime(clock)
-        with self._lock:
-            token = next(self._tokens)
-            entry = [deadline, ident, False, clock, cpu0, seconds]
-            self._entries[token] = entry
-            heapq.heappush(self._heap, (deadline, token))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="sst-cleaner-watchdog", daemon=True)
-                self._thread.start()
-            elif self._heap[0][1] == token:
-                # woken only for a deadline sooner than the one it waits for (a disarmed
-                # entry's, usually, popped when it comes): a wake-up per clean made the
-                # watchdog take the GIL from the working thread every time
-                self._cond.notify()
-        return token, entry
-
-    def disarm(self, token: int) -> None:
-        """Forget ``token``; if it fired, clear its exception in case it is still pending.
-
-        The interrupt may be delivered inside this very call (before the clear): it then
-        propagates to ``run_with_budget``, which disarms again; the lock is released
-        either way."""
-        with self._lock:
-            entry = self._entries.pop(token, None)
-            if entry is not None and entry[2]:
-                _set_async_exc(entry[1], None)
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                while self._heap and self._heap[0][1] not in self._entries:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                deadline, token = self._heap[0]
-                now = time.monotonic()
-                if now < deadline:
-                    self._cond.wait(deadline - now)
-                    continue
-                heapq.heappop(self._heap)
-                entry = self._entries[token]
-                if entry[3] is not None:
-                    try:
-                        left = entry[5] - (time.clock_gettime(entry[3]) - entry[4])
-                    except OSError:  # the thread is gone: nothing to interrupt
-                        left = 0.0
-                    if left > 0.001:
-                        entry[0] = now + left
-                        heapq.heappush(self._heap, (entry[0], token))
-                        continue
-                entry[2] = True
-                _set_async_exc(entry[1], BudgetExceeded)
+    def remove(self, budget: _Budget) -> None:
+        # by identity, anywhere in the list: a fit may leave the page walk (and its
+        # page's budget) before the walk ends
+        for i in range(len(self.budgets) - 1, -1, -1):
+            if self.budgets[i] is budget:
+                del self.budgets[i]
+                break
+        self.deadline = min((b.deadline for b in self.budgets), default=float("inf"))
 
 
-_WATCHDOG = _Watchdog()
+_THREAD_BUDGETS = _ThreadBudgets()
+
+
+def check_budget() -> None:
+    """Raise :class:`BudgetExceeded` if a time budget of the calling thread has run out.
+
+    The engine calls it at safe points of its own loops (per page of a fit, per stage of
+    a clean, every so many blocks or rows): never inside a lock, a ``finally`` or a
+    half-made cache entry. A method registered from outside the package calls it the
+    same way, in loops whose work grows with the page; one that never does is still
+    judged when it returns (see :func:`run_with_budget`), but cannot be cut short. With
+    no budget in force it reads no clock; with one, a clock read (about a microsecond),
+    which is why loops over blocks call it every few dozen iterations, not every one.
+    """
+    state = _THREAD_BUDGETS
+    if state.budgets and budget_clock() > state.deadline:
+        _expired(state)
+
+
+def _expired(state: _ThreadBudgets) -> None:
+    now = budget_clock()
+    # the outermost budget that ran out: an enclosing budget's end ends the inner work too
+    for budget in state.budgets:
+        if now > budget.deadline:
+            budget.spent = True
+            raise BudgetExceeded(budget)
 
 
 def run_with_budget(
@@ -285,39 +267,44 @@ def run_with_budget(
     """Call ``fn(*args, **kwargs)`` with a time budget (the thread's CPU time where
     :data:`CPU_BUDGETS`, else wall time).
 
-    Returns ``(True, value)`` if it finished in time, ``(False, None)`` if it was
-    interrupted. ``seconds`` None or <= 0 means no budget. Other exceptions propagate.
-    Budgets nest: an inner call interrupted by an enclosing budget re-raises.
+    Returns ``(True, value)`` if it finished in time, ``(False, None)`` if a
+    :func:`check_budget` inside it found the budget spent, or if it returned after its
+    deadline (a method without checks is not cut short, but its late answer is not
+    used either). ``seconds`` None or <= 0 means no budget. Other exceptions propagate.
+    Budgets nest: an enclosing budget's :class:`BudgetExceeded` goes through.
     """
     if not seconds or seconds <= 0:
         return True, fn(*args, **kwargs)
-    token, entry = _WATCHDOG.arm(seconds)
+    budget = _Budget(seconds)
+    state = _THREAD_BUDGETS
+    state.push(budget)
     try:
-        try:
-            value = fn(*args, **kwargs)
-        finally:
-            _WATCHDOG.disarm(token)
-    except BudgetExceeded:
-        _WATCHDOG.disarm(token)  # the delivery may have interrupted the first disarm
-        if entry[2]:
-            return False, None
-        raise  # not ours: an enclosing budget ran out
+        value = fn(*args, **kwargs)
+    except BudgetExceeded as exc:
+        if exc.budget is not budget:
+            raise  # not ours: an enclosing budget ran out
+        return False, None
+    finally:
+        state.remove(budget)
+    if budget.spent or budget_clock() > budget.deadline:
+        return False, None
     return True, value
 
 
 class PageBudgets:
     """The pages a method's ``fit`` walks, prepared one at a time, each within its own
-    deadline.
+    time budget.
 
     A method's ``fit`` walks its pages with ``for page in pages``; handed this sequence
-    instead of a list, each step of that walk arms a deadline of ``budget`` seconds for
-    page ``i`` (replacing the previous page's; None: no deadline), then makes the page
-    with ``prepare(items[i])`` (parsing is part of a page's cost), and the end of the
-    walk disarms it. When a page overruns, :class:`BudgetExceeded` is raised inside the
-    ``fit`` and :meth:`fired` names the page, so the caller can drop it and fit again on
-    the others (see ``SiteCleaner.fit``). Work a method does after the walk (scoring the
-    model) is not a page's and runs under the enclosing budget only. Always call
-    :meth:`disarm` when the ``fit`` is over, however it ended.
+    instead of a list, each step of that walk checks the budgets in force, starts a
+    budget of ``budget`` seconds for page ``i`` (replacing the previous page's; None: no
+    budget), then makes the page with ``prepare(items[i])`` (parsing is part of a page's
+    cost). A :func:`check_budget` in the method's own loops, or the next step of the
+    walk, raises :class:`BudgetExceeded` inside the ``fit`` when the page has overrun,
+    and :meth:`fired` names the page (see ``SiteCleaner.fit``: the fit ends there). Work
+    a method does after the walk (scoring the model) is not a page's and runs under the
+    enclosing budget only. Always call :meth:`disarm` when the ``fit`` is over, however
+    it ended.
 
     Pages are made as the walk reaches them and not kept: a method that walks its pages
     once holds one parsed page at a time, however many it learns from (500 parsed pages
@@ -338,8 +325,8 @@ class PageBudgets:
         self._budget = budget
         self._prepare = prepare
         self._keep_reading = keep_reading
-        self._token: Optional[int] = None
-        self._entry: Optional[list] = None
+        self._page_budget: Optional[_Budget] = None
+        self._spent: Optional[_Budget] = None
         self._current: Optional[int] = None
         #: pages the last walk did not hand out (``keep_reading()`` said False, or the
         #: method stopped walking)
@@ -354,23 +341,36 @@ class PageBudgets:
     def __iter__(self) -> Iterator[Any]:
         self.not_read = len(self._items)
         for i, item in enumerate(self._items):
+            check_budget()  # the page just learnt, or the site, may have overrun
             self.disarm()
             if not self._keep_reading():
                 return
             self._current = i
             self.not_read -= 1
-            if self._budget:
-                self._token, self._entry = _WATCHDOG.arm(self._budget)
-            yield self._prepare(item)
+            if self._budget and self._budget > 0:
+                self._page_budget = _Budget(self._budget)
+                _THREAD_BUDGETS.push(self._page_budget)
+            page = self._prepare(item)
+            check_budget()  # parsing counts
+            yield page
+        check_budget()
         self.disarm()
 
     def disarm(self) -> None:
-        if self._token is not None:
-            _WATCHDOG.disarm(self._token)
-            self._token = None  # after: an interrupt inside disarm leaves it to retry
+        """End the current page's budget (remembering whether it ran out)."""
+        budget = self._page_budget
+        if budget is not None:
+            self._page_budget = None
+            _THREAD_BUDGETS.remove(budget)
+            if budget.spent:
+                self._spent = budget
 
-    def fired(self) -> Optional[int]:
-        """Index of the page whose deadline passed, or None."""
-        if self._entry is not None and self._entry[2]:
+    def fired(self, exc: Optional[BudgetExceeded] = None) -> Optional[int]:
+        """Index of the page whose budget ran out (``exc``'s, when given), or None."""
+        if exc is not None:
+            if exc.budget is not None and exc.budget in (self._page_budget, self._spent):
+                return self._current
+            return None
+        if self._spent is not None or (self._page_budget is not None and self._page_budget.spent):
             return self._current
         return None

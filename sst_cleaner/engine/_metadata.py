@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Unio
 from urllib.parse import urljoin, urlsplit
 
 from sst_cleaner.engine._dom import PreparedPage, as_page, normalize_space
+from sst_cleaner.engine._limits import check_budget
 
 try:  # built beside the engine where Cython, a compiler and lxml's headers were found
     from sst_cleaner.engine._walk import find_elements as _c_find_elements
@@ -124,6 +125,7 @@ def read_metadata(page: PreparedPage) -> Metadata:
     out = empty_fields()
     sources = (reading.jsonld, reading.opengraph, reading.meta, reading.document)
     for name in FIELDS:
+        check_budget()  # between fields: a source is read whole or not at all
         for source in sources:
             value = reading.value(name, source)
             if value:

@@ -121,9 +121,15 @@ class SiteBuilds:
             self.sample_build(hold)
 
     def _build_failed(self, failure: Failure, hold: _SiteHold, n_pages: int) -> None:
-        self.errors.report(
-            "fit", failure.value, f"site {hold.site}, {n_pages} pages", "the site's pages get the page-level fallback"
-        )
+        from sst_cleaner.scrapy._site_models import FitOverBudget
+
+        if failure.check(FitOverBudget):
+            # a budget doing its job, not an error: one line per site, and a count
+            self.store.inc("models_over_budget")
+            logger.warning("sst: %s; the site's pages get the page-level fallback", failure.value)
+        else:
+            where = f"site {hold.site}, {n_pages} pages"
+            self.errors.report("fit", failure.value, where, "the site's pages get the page-level fallback")
         self._fit_ended(*self.book.build_failed(hold), site=hold.site)
 
     def _fit_ended(self, waiters: list[Any], late: list[PageRecord], site: str) -> None:

@@ -9,7 +9,10 @@
   A worker that dies fails the one call it was running; the calls queued behind it go to
   a new worker, given its sites' models from the store's local copies (those evicted
   to disk by their file); after
-  ``MAX_RESTARTS`` crashes the work moves to threads.
+  ``MAX_RESTARTS`` crashes the work moves to threads. A worker that answers nothing for
+  ``SST_WORKER_HANG_TIMEOUT`` seconds while calls wait for it (stuck in C, where the
+  engine's time budgets cannot stop it: see :mod:`sst_cleaner.engine._limits`) is
+  stopped, and then handled as a worker that died.
 * ``"thread"``: to the store's thread pool (:meth:`Dispatcher.run`), as the ``thread_fn``
   each call brings along.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -125,6 +129,11 @@ class Dispatcher:
         self._seq = itertools.count()
         self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
         self._culprits: dict[tuple[int, int], int] = {}
+        # per worker (index, generation): when it last answered, or was given work while
+        # idle; and the workers stopped for hanging (see _check_hangs)
+        self._progress: dict[tuple[int, int], float] = {}
+        self._hung: set[tuple[int, int]] = set()
+        self._hang_watch: Any = None
         self._inbox = ReactorInbox()
 
     # -- lifecycle
@@ -160,6 +169,11 @@ class Dispatcher:
         self._pending_calls = []
         self.deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
         self._count_spawned()
+        if cfg.worker_hang_timeout:
+            from twisted.internet.task import LoopingCall
+
+            self._hang_watch = LoopingCall(self._check_hangs)
+            self._hang_watch.start(min(5.0, max(0.2, cfg.worker_hang_timeout / 4)), now=False)
 
     def stop_work(self) -> None:
         """The crawl is closing: refinements not started are dropped, running calls
@@ -175,6 +189,9 @@ class Dispatcher:
     def shutdown(self) -> None:
         """Stop the worker processes (after the calls sent to them) and remove the
         temporary folder of evicted models."""
+        if self._hang_watch is not None and self._hang_watch.running:
+            self._hang_watch.stop()
+        self._hang_watch = None
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -262,10 +279,14 @@ class Dispatcher:
         seq = next(self._seq)
         # calls of this worker not yet answered, in the order the worker runs them: when
         # it dies, the oldest is the one it was running
-        inflight = self._inflight.setdefault((i, generation), {})
+        key = (i, generation)
+        inflight = self._inflight.setdefault(key, {})
+        if not inflight:  # an idle worker: its time to answer starts now
+            self._progress[key] = time.monotonic()
         inflight[seq] = future
 
         def answered(f) -> None:
+            self._progress[key] = time.monotonic()
             if f.cancelled() or not isinstance(f.exception(), BrokenProcessPool):
                 inflight.pop(seq, None)
 
@@ -316,6 +337,37 @@ class Dispatcher:
         return saved
 
     # -- crash recovery
+    def _check_hangs(self) -> None:
+        """Stop a worker that has answered nothing for ``SST_WORKER_HANG_TIMEOUT`` while
+        calls wait for it. Every call a worker runs is bounded (time budgets, input
+        caps), so one that long without an answer is stuck where no budget reaches (in C);
+        once stopped, its reader sees it end and the crash path takes over: the call it
+        was running fails, the others go to a new worker (see :meth:`_worker_failed`)."""
+        pool, limit = self._pool, self.config.worker_hang_timeout
+        if pool is None or not limit:
+            return
+        now = time.monotonic()
+        for key, inflight in list(self._inflight.items()):
+            i, generation = key
+            if not inflight or key in self._hung or pool.generation[i] != generation:
+                continue
+            silent = now - self._progress.get(key, now)
+            if silent <= limit:
+                continue
+            worker = pool._workers[i]
+            if worker is None or not worker.process.is_alive():
+                continue
+            self._hung.add(key)
+            self._inc("worker_hangs")
+            logger.error(
+                "sst: worker process %d answered nothing for %.0fs with %d calls waiting "
+                "(SST_WORKER_HANG_TIMEOUT); stopping it",
+                i,
+                silent,
+                len(inflight),
+            )
+            worker.process.kill()
+
     def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int, seq: int, retry: Optional[tuple]) -> Any:
         """A call failed. If its worker died: the first failure seen restarts the worker
         or moves the work to threads (:meth:`_recover`). The call the worker was running

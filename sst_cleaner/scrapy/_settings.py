@@ -366,6 +366,13 @@ class SSTConfig:
     worker_init: Optional[str] = setting(
         "SST_WORKER_INIT", "str (import path) or None", None, "function each worker process calls first", _import_path
     )
+    worker_hang_timeout: float = setting(
+        "SST_WORKER_HANG_TIMEOUT",
+        "float (seconds)",
+        600.0,
+        "seconds a worker process may answer nothing while calls wait before it is stopped (0: never)",
+        _number(float, 0.0),
+    )
     max_models: int = setting(
         "SST_MAX_MODELS",
         "int",

@@ -82,6 +82,18 @@ def _check_worker_init(path: str) -> None:
         raise ValueError(f"sst-cleaner: SST_WORKER_INIT {path!r}: no module {module or path!r} to import")
 
 
+class FitOverBudget(Exception):
+    """A site's fit ran past ``Limits.site_time_budget`` (or, for a method that learns a
+    page straight into its model, a page past ``page_time_budget``): the fit ended there,
+    once, and its half-built model was discarded. The build ends as a failed one (the
+    site's pages get the page-level fallback), logged and counted as an overrun rather
+    than as an error."""
+
+    def __init__(self, site: str, n_pages: int, seconds: float):
+        super().__init__(f"the fit of site {site} on {n_pages} pages overran its time budget after {seconds:.2f}s")
+        self.site = site
+
+
 # -- the store ---------------------------------------------------------------------------
 
 
@@ -264,11 +276,17 @@ class SiteModelStore:
         def built(result: tuple):
             if isinstance(result[0], SiteCleaner):  # fitted in a thread
                 cleaner, seconds, share = result
+                if cleaner.fit_status == "over_budget":
+                    raise FitOverBudget(site, len(fields), seconds)
                 if cleaner.model_full_pages:
                     self.inc("model_full_pages", cleaner.model_full_pages)
                 self.put(site, cleaner)
                 return seconds, share
             seconds, share, data, full_pages = result  # fitted in the site's worker: a local copy
+            if fields and not data.get("learnt_pages"):
+                # an overrun fit is discarded with the pages it was given (see
+                # SiteCleaner.fit): the worker's unfitted copy cleans page by page
+                raise FitOverBudget(site, len(fields), seconds)
             if full_pages:
                 self.inc("model_full_pages", full_pages)
 

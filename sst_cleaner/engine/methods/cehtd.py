@@ -58,6 +58,7 @@ from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
 from sst_cleaner.engine._layout import ATTR_VISIBLE, element_box, has_layout
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import STATUS_NO_LAYOUT, CleanResult
 from sst_cleaner.engine.methods.cetd import (
@@ -314,6 +315,7 @@ class CEHTDMethod:
         hd = hybrid_densities(page.root, self.skip_comments, self.inline_tags)
         if hd is None:
             return self._without_layout(page)
+        check_budget()
         blocks = content_blocks(page, hd, "htd", self.text_nodes, self.inline_share)  # type: ignore[arg-type]
         return CleanResult.from_blocks(blocks, "cehtd", page.title)
 

@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterable, Optional
 from lxml import etree
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
@@ -269,6 +270,7 @@ def compute_densities(
         ignored = _outermost(table, ignore)
         skipped = _subtrees_marked(table.size, ignored)
     C, LC, runs = _own_counts(table, in_link, skipped)
+    check_budget()
     n = len(parent)
     # per element, what it adds to its parent's T
     if inline_tags:
@@ -429,7 +431,9 @@ def extract_content(
     """The roots of the content subtrees of the page under ``root`` (CECTD-DS by default,
     ``density="td"`` for CETD-DS); ``table``: see :func:`compute_densities`."""
     d = compute_densities(root, ignore, table=table)
+    check_budget()
     roots = ContentRoots(d.elements[i] for i in select_content(d, density, text_nodes))
+    check_budget()
     roots.densities = d
     return roots
 
@@ -513,7 +517,11 @@ def label_blocks(
         cover = _inline_cover(d, root_idx)
     out: list[Block] = []
     xpath_of = page.xpath_of
-    for blk in text_blocks(page.root):
+    blocks = text_blocks(page.root)
+    check_budget()
+    for bi, blk in enumerate(blocks):
+        if not bi & 127:  # a clock read costs a microsecond: every so many blocks
+            check_budget()
         el = blk.element
         i = index.get(el)
         score = dens[i] if i is not None else 0.0
@@ -566,7 +574,9 @@ class CETDMethod:
 
     def clean(self, page: PreparedPage) -> CleanResult:
         d = compute_densities(page.root, comment_like if self.skip_comments else None, inline_tags=self.inline_tags)
+        check_budget()
         blocks = content_blocks(page, d, self.density, self.text_nodes, self.inline_share)
+        check_budget()
         return CleanResult.from_blocks(blocks, "cetd", page.title)
 
     def to_dict(self) -> dict:

@@ -44,6 +44,7 @@ import numpy as np
 from lxml import etree
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
@@ -458,8 +459,11 @@ class InfoDiscovererMethod:
         if self.entropy.n < 2:
             return page_fallback(page)
         pb = page_blocks(page)
+        check_budget()
         atom_ids = [self.entropy.ids(fs) for fs in pb.feats]
+        check_budget()
         cbs = self._blocks(pb.groups, atom_ids)
+        check_budget()
         thr = self.threshold
         label_of = [NOISE] * len(pb.atoms)
         score_of = [0.0] * len(pb.atoms)

@@ -55,6 +55,7 @@ import numpy as np
 from lxml import etree
 
 from sst_cleaner.engine._dom import BLOCK_TAGS, PreparedPage
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
@@ -523,6 +524,7 @@ class WisdomMethod:
         if self.entropy.n < 2:
             return page_fallback(page)
         tree, article_nodes, toc_blocks, _feature = self.analyse(page)
+        check_budget()
         # text block label: informative when most of its characters are article text
         in_chars: dict[int, int] = {}
         all_chars: dict[int, int] = {}
@@ -535,8 +537,11 @@ class WisdomMethod:
             if i in article_nodes:
                 in_chars[key] = in_chars.get(key, 0) + ln
         node_of = {id(tree.el[i]): i for i in range(tree.n) if tree.kind[i] == ELEMENT}
+        check_budget()
         blocks: list[Block] = []
-        for tb in text_blocks(page.root):
+        for bi, tb in enumerate(text_blocks(page.root)):
+            if not bi & 63:  # a clock read costs a microsecond: every few dozen blocks
+                check_budget()
             key = id(tb.element)
             tot = all_chars.get(key, 0)
             share = in_chars.get(key, 0) / tot if tot else 0.0

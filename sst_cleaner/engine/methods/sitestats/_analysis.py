@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from lxml import etree
 
 from sst_cleaner.engine._dom import PreparedPage
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._segment import TextBlock, text_blocks
 from sst_cleaner.engine._text import STOP_WORDS, BoundedMemo, feature_tuple, split_sentences, words
 from sst_cleaner.engine._tree_table import ElementTable
@@ -238,7 +239,11 @@ def analyse_page(page: PreparedPage, site: bool = True, judged: bool = True) -> 
     infos: list[BlockInfo] = []
     elements: list = []
     nodes: Optional[tuple[list, list, list]] = ([], [], []) if judged else None
-    for blk in text_blocks(root, annotate, elements if judged else None, nodes, STYLE_ATTR_SET, same):
+    blocks = text_blocks(root, annotate, elements if judged else None, nodes, STYLE_ATTR_SET, same)
+    check_budget()
+    for bi, blk in enumerate(blocks):
+        if not bi & 31:  # a clock read costs a microsecond: every few dozen blocks
+            check_budget()
         bt = block_text(blk.text)
         if not bt.sentences:
             continue

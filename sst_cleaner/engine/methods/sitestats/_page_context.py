@@ -14,6 +14,7 @@ from itertools import chain, compress, repeat
 from operator import le
 from typing import TYPE_CHECKING, Optional
 
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._text import BoundedMemo
 from sst_cleaner.engine._tree_table import ElementTable, child_indices
 from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, class_hints
@@ -167,6 +168,7 @@ class PageContext:
         above_root = elements[0].getparent()
         if a is not None and above_root is not None:
             agg[above_root] = list(a)
+        check_budget()
         self.agg = agg
         self.btmpl = btmpl  # per block: share of its text that is template
         self.blink = blink  # per block: share of its text inside links
@@ -195,7 +197,9 @@ class PageContext:
         self.main_tmpl = main_agg[1] / max(1, main_agg[0])
         self.in_main_set = set(table.subtree(main)) if main is not root else None
 
+        check_budget()
         tops, self.top_ratio_of, self.top_share = prose_container(pa, agg, btmpl, content_total, self.hints)
+        check_budget()
         in_top_set: set = set()
         for top in tops:
             in_top_set.update(table.subtree(top))

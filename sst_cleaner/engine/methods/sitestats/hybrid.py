@@ -35,6 +35,7 @@ import math
 from typing import Any, Callable, Optional, TypeVar
 
 from sst_cleaner.engine._dom import PreparedPage
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, STATUS_SITE_EMPTY, Block, CleanResult
 from sst_cleaner.engine.methods.sitestats._names import HINT_BOILER, HINT_COMMENT, HINT_CONTENT, HINT_MEDIA
@@ -383,6 +384,8 @@ def sentence_features(
     rows = []
     by_path: dict = {}
     for bi, b in enumerate(pa.blocks):
+        if not bi & 31:  # a clock read costs a microsecond: every few dozen blocks
+            check_budget()
         path = _path_key(b, pg.hints[bi])
         block_values = by_path.get(path)
         if block_values is None:
@@ -540,8 +543,12 @@ class HybridMethod(SiteStatsModel):
         cohort's blend and the nearly-empty check both ask for it."""
         if view is None and plain is not None and "alone" in plain:
             return plain["alone"]
-        rows = sentence_features(view, pa, cetd_region(pa, view, plain))
+        region = cetd_region(pa, view, plain)
+        check_budget()
+        rows = sentence_features(view, pa, region)
+        check_budget()
         judged = rows, self._scorers.predict(rows, view is None) if rows else []
+        check_budget()
         if view is None and plain is not None:
             plain["alone"] = judged
         return judged
@@ -634,9 +641,11 @@ class HybridMethod(SiteStatsModel):
 
     def clean(self, page: PreparedPage) -> CleanResult:
         pa = analyse_page(page, site=self.stats.n_pages > 0)  # else judged alone
+        check_budget()
         view = self._page_view(pa)
         plain: dict = {}
         rows, probs = self._score(pa, view, plain)
+        check_budget()
         if view is None:
             return self._result(page, pa, rows, probs, "default(page-level)")
         if view.n_other < MIN_OTHER_PAGES:  # judged alone already: nothing to fall back to
@@ -678,7 +687,9 @@ class HybridMethod(SiteStatsModel):
         # rows hold every sentence of every block, block after block (sentence_features),
         # so a block's rows are the next len(b.sentences)
         i = 0
-        for b in pa.blocks:
+        for bi, b in enumerate(pa.blocks):
+            if not bi & 127:
+                check_budget()
             n = len(b.text_info.sentences)
             total = 0.0
             kept: list[str] = []

@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from sst_cleaner.engine._dom import PreparedPage
+from sst_cleaner.engine._limits import check_budget
 from sst_cleaner.engine._registry import register_method
 from sst_cleaner.engine._result import INFORMATIVE, NOISE, Block, CleanResult
 from sst_cleaner.engine._segment import text_blocks
@@ -141,11 +142,17 @@ class SSTMethod:
         if self.sst.n_pages < 2:
             return _page_level(page)
         sst = self.scored_tree()
+        # checks only after scored_tree: the model is never left half-scored
+        check_budget()
         mapping = map_page(sst, self._page_tree(page, False), descend_meaningful=self.local_noise)
+        check_budget()
         info, leaf_of = resolve_labels(mapping, page.root)
+        check_budget()
         blocks: list[Block] = []
         xpath_of = page.xpath_of
-        for tb in text_blocks(page.root):
+        for bi, tb in enumerate(text_blocks(page.root)):
+            if not bi & 63:  # a clock read costs a microsecond: every few dozen blocks
+                check_budget()
             el = tb.element
             label, comp, _node = info.get(el, (INFORMATIVE, 1.0, None))
             text = tb.text
