@@ -66,8 +66,8 @@ def _extensions() -> list:
 def _pyx_extensions() -> list:
     """The modules written in Cython itself (``.pyx``), each with a pure-Python
     equivalent that runs where it is missing: the walk over libxml2's nodes (built only
-    where lxml's headers are found), the scorer's tree walk over C doubles and the scan
-    for words shaped like code."""
+    where lxml's headers are found), the scorer's tree walk over C doubles, the scan
+    for words shaped like code and the scan of a page's start tags for the attribute cap."""
     from setuptools import Extension
 
     sitestats = "sst_cleaner/engine/methods/sitestats/"
@@ -75,6 +75,7 @@ def _pyx_extensions() -> list:
         Extension((sitestats + name).replace("/", "."), [sitestats + name + ".pyx"])
         for name in ("_trees", "_code_marks")
     ]
+    extensions.append(Extension("sst_cleaner.engine._attr_scan", ["sst_cleaner/engine/_attr_scan.pyx"]))
     try:
         import lxml
     except ImportError:

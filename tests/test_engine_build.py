@@ -317,3 +317,46 @@ def test_the_compiled_paths_name_elements_as_the_python_paths_do():
                     _compiled._found["element_path"] = compiled
             assert paths[compiled] == paths[None]
             assert len(set(paths[None])) == len(paths[None])  # every element named apart
+
+
+@pytest.mark.skipif(ENGINE_BUILD != "compiled", reason="the compiled tag scan is built with the engine only")
+def test_the_compiled_tag_scan_caps_the_attributes_the_expression_caps():
+    # random markup of tag pieces (quotes left open or closed, "=" with and without
+    # values, "/" and every kind of space between attributes, stray "<") and tags of
+    # attributes around the cap: where each scan stops, from every start, and the capped
+    # page, agree
+    import random
+
+    from sst_cleaner.engine import _attr_cap
+
+    rng = random.Random(11)
+    pieces = list("<<<>>/=\"'ab1 \t\n\x0c\r\x1c\x85\xa0\u1680\u2003\u2028\u3000é日")
+    pieces += ["<a", "<p ", "<br>", "<x-y", " c", " d=e", ' f="g h"', " i='j>k'", ' l="', " m=", "=n", "/o", "</p>"]
+    for _ in range(3000):
+        cap = rng.choice([1, 2, 3, 5])
+        html = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        if rng.random() < 0.3:
+            html += "<div" + "".join(
+                rng.choice([" a", " b=1", "/c", ' d="x y"', "\xa0e"]) for _ in range(cap + rng.randint(-1, 2))
+            )
+        pattern = _attr_cap._short_tags_pattern(cap)
+        for pos in range(len(html) + 1):
+            assert _attr_cap._c_run_end(html, pos, cap) == _attr_cap._run_end(pattern, html, pos), (html, pos, cap)
+        saved, _attr_cap._c_run_end = _attr_cap._c_run_end, None
+        try:
+            expected = _attr_cap._cap_attributes(html * 3, cap)
+        finally:
+            _attr_cap._c_run_end = saved
+        assert _attr_cap._cap_attributes(html * 3, cap) == expected, (html, cap)
+    # a cap above MIN_ATTRIBUTES, which the expression reaches in two scans
+    for n in (60, 64, 65, 66, 67, 70, 200):
+        html = "<p>x</p><div" + "".join(f" a{i}=v" for i in range(n)) + ">y</div>" + "<b c d>" * 40
+        saved, _attr_cap._c_run_end = _attr_cap._c_run_end, None
+        try:
+            expected = _attr_cap._cap_attributes(html, 66)
+        finally:
+            _attr_cap._c_run_end = saved
+        assert _attr_cap._cap_attributes(html, 66) == expected
+        assert (" a65=v" in expected) is (n >= 66) and " a66=v" not in expected, n  # 66 kept, no more
+    # the cap itself, not only agreement: the third attribute and what follows it in the tag go
+    assert _attr_cap._cap_attributes("<p a b c d>text</p>" * 3, 2) == "<p a b>text</p>" * 3

@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_exactly_once, crawl_in_subprocess, sst_stat
 
 from sst_cleaner import SiteCleaner
-from sst_cleaner.engine._learnt import MAX_LEARNT, LearntPages, canonical_url, page_key
+from sst_cleaner.engine._learnt import HEAD_BYTES, MAX_LEARNT, LearntPages, canonical_url, page_key
 from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._model_files import model_filename
 
@@ -25,6 +25,27 @@ def test_page_key_prefers_canonical_then_url_then_content():
     # one canonical (the home page) on every page is a site's mistake, not one page
     home = '<html><head><link rel="canonical" href="http://s.test/"></head><body>p</body></html>'
     assert page_key(("http://s.test/x", home)) != page_key(("http://s.test/y", home))
+
+
+def test_page_key_reads_the_canonical_link_in_the_head_only():
+    link = '<link rel="canonical" href="http://s.test/c">'
+    canon = page_key(("http://s.test/c?from=feed", f"<html><head>{link}</head><body>y</body></html>"))
+    # the head ends at </head> in any case; a link after it is the body's, not the page's
+    for end in ("</head>", "</HEAD>", "</Head >"):
+        page = f"<html><head><title>t</title>{end}<body>{link}</body></html>"
+        assert page_key(("http://s.test/p", page)) == page_key(("http://s.test/p", "<p>x</p>")) != canon
+        assert page_key(("http://s.test/p", f"<html><head>{link}{end}<body>x</body></html>")) == canon
+    # the head is read as its first HEAD_BYTES bytes, not characters: a link behind
+    # multi-byte text that bytes would push out is not found, in str and bytes alike
+    filler = "é" * (HEAD_BYTES // 2)
+    far = f"<html><head><title>{filler}</title>{link}</head><body>x</body></html>"
+    near = f"<html><head><title>{filler[: HEAD_BYTES // 4]}</title>{link}</head><body>x</body></html>"
+    for page in (far, near):
+        assert page_key(("http://s.test/p", page)) == page_key(("http://s.test/p", page.encode()))
+    assert page_key(("http://s.test/p", far)) != canon == page_key(("http://s.test/p", near))
+    # without a URL, the whole content is the key, however far past the head it differs
+    long_page = "<html><body>" + "w " * HEAD_BYTES + "end</body></html>"
+    assert page_key(long_page) == page_key(long_page.encode()) != page_key(long_page.replace("end", "End"))
 
 
 def test_fit_and_partial_fit_never_learn_a_page_twice():

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
+
+try:  # the scan below character by character in C, where the engine is built (see _attr_scan.pyx)
+    from sst_cleaner.engine._attr_scan import run_end as _c_run_end
+except ImportError:
+    _c_run_end = None  # type: ignore[assignment]
 
 # A start tag, tokenised the HTML way (quoted values may hold ">"), with possessive
 # repeats only (Python 3.11): no backtracking, linear on any input. (Nothing follows the
@@ -69,23 +75,35 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
     libxml2's HTML parser checks each new attribute name against all earlier ones of the
     tag: 100,000 distinct attributes on one element took 55 s of uninterruptible C time.
     The page is skipped over in C up to each tag with ``max_attributes`` or more
-    attributes (:func:`_short_tags_pattern`), so an ordinary page costs one linear regex
-    scan and no Python-level step per tag.
+    attributes (:func:`_short_tags_pattern`, or the same scan compiled in ``_attr_scan``
+    where the engine is built), so an ordinary page costs one linear scan and no
+    Python-level step per tag.
     """
     if len(html) <= 2 * max_attributes:  # each attribute takes at least 2 characters
         return html
+    if _c_run_end is not None:
+        return _cut_tags(html, max_attributes, lambda at: _c_run_end(html, at, max_attributes))
     # The cap varies with the page's tag count, and a pattern per cap was compiled again
     # and again: the scan runs with one pattern for MIN_ATTRIBUTES first, which no tag of
     # an ordinary page reaches. From a tag that does, the rest of the page is scanned
     # with the cap's own pattern (both tokenise alike, so it goes on where the first one
     # stopped).
     skip = _short_tags_pattern(min(max_attributes, MIN_ATTRIBUTES))
-    pieces: list[str] = []
-    last = 0
     pos = _run_end(skip, html, 0)
     if pos < len(html) and max_attributes > MIN_ATTRIBUTES:
         skip = _short_tags_pattern(max_attributes)
         pos = _run_end(skip, html, pos)
+    return _cut_tags(html, max_attributes, lambda at: _run_end(skip, html, at), pos)
+
+
+def _cut_tags(html: str, max_attributes: int, run_end: Any, pos: int = -1) -> str:
+    """:func:`_cap_attributes` from ``pos`` (-1: ``run_end(0)``), the first tag with
+    ``max_attributes`` or more attributes or the end; ``run_end(at)`` says where the
+    next one is from ``at``."""
+    if pos < 0:
+        pos = run_end(0)
+    pieces: list[str] = []
+    last = 0
     while pos < len(html):
         m = _START_TAG.match(html, pos)  # a start tag with max_attributes or more
         assert m is not None  # the run ended at "<" + a letter: a start tag
@@ -100,7 +118,7 @@ def _cap_attributes(html: str, max_attributes: int) -> str:
         if cut is not None and cut < m.end():
             pieces.append(html[last:cut])
             last = m.end()
-        pos = _run_end(skip, html, m.end())
+        pos = run_end(m.end())
     if not pieces:
         return html
     pieces.append(html[last:])

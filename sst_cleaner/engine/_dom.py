@@ -387,6 +387,7 @@ _SCAN_BYTES = bytes(0 if (i < 9 or i in (11, 12) or 14 <= i < 32) else (0x80 if 
 # references the parser would decode to a control (the C0 ones but tab, LF and CR,
 # &#127;, and those five) become a space too.
 _C1_CHARS = re.compile("[\x7f-\x9f]")
+_C1_UTF8 = re.compile(b"\xc2[\x80-\x9f]")
 _C1_AS_TEXT = {chr(c): bytes([c]).decode("cp1252", "replace").replace("\ufffd", " ") for c in range(0x80, 0xA0)}
 _C1_AS_TEXT["\x7f"] = " "
 _CONTROL_REFERENCE = re.compile(
@@ -415,8 +416,9 @@ def _sanitize_text(text: str) -> tuple[str, Optional[bytes]]:
     if b"\x00" in scan or "\ufffe" in text or "\uffff" in text:
         text = _NON_XML_CHARS.sub(" ", text)  # ASCII for ASCII: no new combining run
         data = None
-    # a C1 control's UTF-8 starts with the byte C2: only then is the str searched
-    if b"\x7f" in raw or (b"\xc2" in raw and _C1_CHARS.search(text) is not None):
+    # a C1 control's UTF-8 is the byte C2 and one of 80-9F (C2 is never a continuation
+    # byte), found on the bytes: a search of the str tests every character against a class
+    if b"\x7f" in raw or (b"\xc2" in raw and _C1_UTF8.search(raw) is not None):
         text = _C1_CHARS.sub(lambda m: _C1_AS_TEXT[m.group()], text)
         data = None
     if b"&#" in raw and _CONTROL_REFERENCE.search(text) is not None:

@@ -29,6 +29,7 @@ MAX_LEARNT = 10_000
 #: the head of a page, where ``<link rel=canonical>`` belongs, is looked for this far
 HEAD_BYTES = 256 * 1024
 
+_HEAD_END = re.compile(rb"</head", re.I)
 _LINK = re.compile(r"<link\b[^>]{0,2000}>", re.I)
 _REL_CANONICAL = re.compile(r"""\brel\s*=\s*["']?[^"'>]{0,100}?\bcanonical\b""", re.I)
 _HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"]{0,4000})"|'([^']{0,4000})'|([^\s>]{1,4000}))""", re.I)
@@ -37,11 +38,12 @@ _HEX16 = re.compile(r"[0-9a-f]{16}")
 
 def canonical_url(html: bytes, url: Optional[str] = None) -> Optional[str]:
     """The page's ``<link rel="canonical">`` URL (absolute, without fragment), if any."""
-    # latin-1 maps each byte to one character: the markup's ASCII is what is searched
-    head = html[:HEAD_BYTES].decode("latin-1")
-    end = head.lower().find("</head")
-    if end != -1:
-        head = head[:end]
+    # the head's end found on the bytes (lower-casing the decoded head cost more than the
+    # rest of the search); latin-1 then maps each byte to one character: the markup's
+    # ASCII is what is searched
+    data = html[:HEAD_BYTES]
+    end = _HEAD_END.search(data)
+    head = (data[: end.start()] if end is not None else data).decode("latin-1")
     for tag in _LINK.finditer(head):
         text = tag.group(0)
         if not _REL_CANONICAL.search(text):
@@ -74,17 +76,17 @@ def page_key(page: Any, url: Optional[str] = None) -> str:
         url, page = page[0], page[1]
     if hasattr(page, "root"):  # a PreparedPage: the markup is gone, its text is what is left
         url = url or page.url
-        body = "\x00".join(page.root.itertext()).encode("utf-8", "surrogatepass")
-    elif isinstance(page, str):
-        body = page.encode("utf-8", "surrogatepass")
-    else:
-        body = bytes(page)
-    canonical = canonical_url(body, url)
+        page = "\x00".join(page.root.itertext())
+    # canonical_url reads the first HEAD_BYTES bytes, and a character takes at least one:
+    # a text is encoded whole only when its content is the key
+    head = page[:HEAD_BYTES].encode("utf-8", "surrogatepass") if isinstance(page, str) else bytes(page)
+    canonical = canonical_url(head, url)
     if canonical and not _is_root_of_other(canonical, url):
         ident = "canonical " + canonical
     elif url:
         ident = "url " + urldefrag(url)[0]
     else:
+        body = page.encode("utf-8", "surrogatepass") if isinstance(page, str) else head
         ident = "content " + hashlib.sha256(body).hexdigest()
     return hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
