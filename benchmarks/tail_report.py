@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tail: pages below an F1 threshold, per corpus, ours beside the competitors'.
 
-    python benchmarks/tail_report.py DATA --ours DIR [DIR ...] [--baselines DIR]
+    python benchmarks/tail_report.py DATA (--ours DIR [DIR ...] | --held-out PATH) [--baselines DIR]
         [--threshold 0.3] [--corpora portal,sites-dev,...] [--list] [--markdown]
 
 DATA        a folder of corpora (``../shared/datasets``)
@@ -14,6 +14,10 @@ Every figure is on the pages our file predicts (a ``sample`` run predicts only t
 it did not fit on), the competitors' on the same pages, so the counts compare. Each page
 is scored twice: with the shared scorer's ``\\w+`` tokens and with every Han, kana or
 Hangul character a token (``cjk_tokens``); the two differ only on pages in those scripts.
+``--held-out PATH`` reads ``train_default.py --page-f1 PATH`` instead (every page's F1 when
+the scorers never saw its corpus, ``LOCO``, or its site, ``CV``: the figures designs are
+chosen by) and prints the same table for each of those, per corpus and mode (``#page``:
+the page judged alone), the competitors on the same pages.
 ``--list`` also prints our tail pages: id, P / R / F1, words predicted and in the gold,
 and the competitors' F1 on them (to read why a page is in the tail).
 """
@@ -82,7 +86,8 @@ def summary(scores: dict[str, dict], threshold: float) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data")
-    ap.add_argument("--ours", nargs="+", required=True, metavar="DIR")
+    ap.add_argument("--ours", nargs="+", default=[], metavar="DIR")
+    ap.add_argument("--held-out", metavar="PATH", help="train_default.py --page-f1 output")
     ap.add_argument("--baselines", metavar="DIR")
     ap.add_argument("--threshold", type=float, default=0.3)
     ap.add_argument("--corpora", default=DEFAULT_CORPORA)
@@ -91,6 +96,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     t = args.threshold
+    if args.held_out:
+        return held_out_tables(args)
+    if not args.ours:
+        ap.error("give --ours or --held-out")
     rows, listing, dump = [], [], {}
     for corpus in args.corpora.split(","):
         found = [os.path.join(d, f"{corpus}.jsonl") for d in args.ours]
@@ -139,6 +148,49 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(dump, f)
+    return 0
+
+
+def held_out_tables(args) -> int:
+    """The tail of ``train_default.py --page-f1``: per protocol, corpus and mode."""
+    t = args.threshold
+    with open(args.held_out, encoding="utf-8") as f:
+        held = json.load(f)
+    wanted = args.corpora.split(",")
+    for label, pages in held.items():
+        groups: dict[str, dict[str, float]] = {}
+        for pid, v in pages.items():
+            groups.setdefault(v["corpus"], {})[pid.split("#")[0]] = v["f1"]
+        print(f"{label}: pages below {t} (F1), the competitors on the same pages")
+        print()
+        print("| corpus | mode | pages | ours | " + " | ".join(EXTRACTORS) + " |")
+        print("|---|---|---:|---:|" + "---:|" * len(EXTRACTORS))
+        for name in sorted(
+            groups, key=lambda g: (wanted.index(g.split("#")[0]) if g.split("#")[0] in wanted else 99, g)
+        ):
+            corpus = name.split("#")[0]
+            if corpus not in wanted:
+                continue
+            f1 = groups[name]
+            cells = [corpus, "page" if "#" in name else "site", str(len(f1))]
+            cells.append(f"{sum(v < t for v in f1.values())} ({sum(f1.values()) / len(f1):.3f})")
+            gold = golds(args.data, corpus)
+            for e in EXTRACTORS:
+                path = os.path.join(args.baselines or "", corpus, f"{e}.jsonl")
+                if not (args.baselines and os.path.isfile(path)):
+                    cells.append("aggregate only")
+                    continue
+                s = page_scores(read_jsonl(path), gold, list(f1))
+                cells.append(
+                    f"{sum(v['f1'] < t for v in s.values())} ({sum(v['f1'] for v in s.values()) / len(s):.3f})"
+                )
+            print("| " + " | ".join(cells) + " |")
+            if args.list:
+                for pid, v in sorted(f1.items(), key=lambda kv: kv[1]):
+                    if v >= t:
+                        break
+                    print(f"    {name:20} {pid:40} F1={v:.2f}")
+        print()
     return 0
 
 
