@@ -518,7 +518,11 @@ def report_variants(label: str, p, rows, shown, args) -> None:
     """The experiments asked for (--blend, --empty-share, --comment-rule) on held-out
     probabilities ``p``."""
     partner = page_partner(rows)
-    report(f"{label} product rules", product_verdict(p, rows, partner, args), rows, shown)
+    product = product_verdict(p, rows, partner, args)
+    report(f"{label} product rules", product, rows, shown)
+    if args.page_f1:
+        f1 = page_f1(product, rows["pid"], rows["tok"], rows["gold"])
+        args.page_scores[label] = {pid: {"corpus": rows["corpus"][pid], "f1": v} for pid, v in f1.items()}
     for weight in args.blend:
         report(f"{label} blend site={weight}", blended(p, partner, weight) >= args.threshold, rows, shown)
     for share in args.empty_share:
@@ -622,6 +626,13 @@ def main():
         default=0.0,
         help="pages judged alone keeping < 10 words keep rows scored >= this share of the best (RESCUE_SHARE)",
     )
+    ap.add_argument(
+        "--page-f1",
+        default=None,
+        metavar="PATH",
+        help="write every page's F1 under the product rules, leave-one-corpus-out and CV, as JSON "
+        "(for the tail: pages below an F1 threshold)",
+    )
     ap.add_argument("--rows-only", action="store_true", help="build (and cache) the rows, then stop")
     ap.add_argument(
         "--main-recurring",
@@ -640,6 +651,7 @@ def main():
     ap.add_argument("--rate", type=float, default=None, help="learning rate per model")
     args = ap.parse_args()
     _set_shape(args)
+    args.page_scores = {}
 
     corpora = [corpus_manifest(args.data, c)[0] for c in args.corpora.split(",")]
     rows = load_rows(args.data, args.corpora.split(","), args.cache_dir)
@@ -675,6 +687,9 @@ def main():
         p = held_out_predictions(rows, rows["X"], {k: fold == k for k in range(args.folds)}, args.jobs)
         report(f"site-grouped CV th={args.threshold}", p >= args.threshold, rows, shown)
         report_variants("CV", p, rows, shown, args)
+    if args.page_f1:
+        with open(args.page_f1, "w", encoding="utf-8") as fh:
+            json.dump(args.page_scores, fh)
     if args.out:
         site, page = ~rows["is_page"], rows["is_page"]
         m_site = fit_hgb(rows["X"][site], rows["ylab"][site], rows["sw"][site], HGB)

@@ -47,6 +47,31 @@ def test_prf_folds_case_and_nfkc():
     assert bench.prf("e-mail", "e mail") == (1.0, 1.0, 1.0)
 
 
+def test_cjk_tokens_make_each_han_kana_hangul_character_a_token():
+    # Chinese, Japanese (kanji, hiragana, katakana, the iteration mark) and Korean: one
+    # token a character; Latin words and digits stay whole words, lower-cased
+    assert bench.cjk_tokens("北京下雨 ABC 123") == ["北", "京", "下", "雨", "abc", "123"]
+    assert bench.cjk_tokens("東京は々テスト") == ["東", "京", "は", "々", "テ", "ス", "ト"]
+    assert bench.cjk_tokens("한국어ok") == ["한", "국", "어", "ok"]
+    # half-width katakana is folded by NFKC to the full-width characters
+    assert bench.cjk_tokens("\uff83\uff7d\uff84") == ["テ", "ス", "ト"]
+    # punctuation (the ideographic comma and full stop included) is no token
+    assert bench.cjk_tokens("你好，世界。") == ["你", "好", "世", "界"]
+    # without those scripts it is the shared scorer's tokenisation
+    text = "The \ufb01le e-mail, 2026: caf\u00e9 \u00fcber"
+    assert bench.cjk_tokens(text) == bench._scoring.tokens(text)
+
+
+def test_prf_cjk_scores_the_characters_a_clause_shares():
+    # \w+ makes each clause one token: dropping one character loses the whole clause
+    pred, gold = "北京今天下雨", "北京今天下雨了"
+    assert bench.prf(pred, gold) == (0.0, 0.0, 0.0)
+    p, r, f = bench.prf(pred, gold, cjk=True)
+    assert (p, r) == pytest.approx((1.0, 6 / 7)) and f == pytest.approx(12 / 13)
+    # on text without CJK both give the same figure
+    assert bench.prf("a b b c", "b b d", cjk=True) == bench.prf("a b b c", "b b d")
+
+
 def test_score_pages_macro_and_site_macro():
     pages = [
         bench.Page("a1", "a", None, "", "one two"),
@@ -317,6 +342,32 @@ def test_json_and_markdown_outputs(tmp_path, capsys, toy_methods):
     assert json.loads(saved.read_text())["tiny"]["runs"][0]["f1"] == pytest.approx(PAGE_F1)
     assert md.startswith("| corpus | method | mode |")
     assert "| tiny | bench-toy | page | 12 | 0 |" in md
+
+
+def test_cjk_flag_scores_chinese_pages_by_character(tmp_path, capsys, toy_methods):
+    # one page: a nav of three two-character words and a seven-character article (the
+    # gold); page mode keeps both. \w+: 4 tokens kept, 1 gold, F1 2/5; by character:
+    # 13 kept, 7 gold, all 7 found, F1 7/10
+    root = tmp_path / "zh"
+    os.makedirs(root / "pages")
+    (root / "pages" / "z.html").write_text(
+        "<html><body><div class=nav><a href=/a>首页</a> <a href=/b>新闻</a> <a href=/c>关于</a></div>"
+        "<p>北京今天下雨了</p></body></html>",
+        encoding="utf-8",
+    )
+    (root / "pages" / "z.txt").write_text("北京今天下雨了\n", encoding="utf-8")
+    row = {"id": "z", "site": "zh.example", "url": None, "html": "pages/z.html", "gold": "pages/z.txt"}
+    (root / "manifest.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    args = [str(root), "--methods", "bench-toy", "--modes", "page", "--json", "--no-reference"]
+    bench.main(args)
+    words = json.loads(capsys.readouterr().out)["zh"]
+    bench.main(args + ["--cjk"])
+    chars = json.loads(capsys.readouterr().out)["zh"]
+    assert words["tokens"] == "words" and chars["tokens"] == "cjk"
+    assert words["runs"][0]["f1"] == pytest.approx(2 / 5)
+    assert chars["runs"][0]["f1"] == pytest.approx(7 / 10)
+    bench.main(args[:-2] + ["--no-reference", "--cjk"])
+    assert "every Han, kana or Hangul character one token" in capsys.readouterr().out
 
 
 def test_reference_row_when_trafilatura_is_installed(tmp_path):

@@ -160,6 +160,24 @@ def test_a_document_pasted_into_the_body_does_not_end_the_page():
     assert page.title == "Story"  # the page's own title, not the pasted one
 
 
+def test_text_after_an_early_body_end_tag_stays_in_the_page():
+    # a template fragment closes a body it never opened before the page's own content;
+    # libxml2 ends the body there, a browser lays out what follows in the body
+    article = " ".join(f"Sentence {i} of the plan, with enough words to read as prose." for i in range(12))
+    html = (
+        "<table><tr><td><a href='/home'>Home</a></td></tr></table></body></td></tr></table>"
+        f"<table><tr><td><h1>Calling plans</h1><p>{article}</p></td></tr></table>trailing words"
+    )
+    page = parse_html(html)
+    assert element_text(page.root) == f"Home Calling plans {article} trailing words"
+    # a page whose body ends the document is left as it was
+    assert body_text("<html><body><p>one</p></body></html>") == "one"
+    from sst_cleaner import SiteCleaner
+
+    text = SiteCleaner().clean(html).text
+    assert "Sentence 0 of the plan" in text and "Sentence 11 of the plan" in text
+
+
 def test_paths_are_the_same_after_the_steps_are_forgotten():
     page = parse_html("<body><div><p>a</p><p>b</p><ul><li>c</li></ul></div><div><p>d</p></div></body>")
     els = list(page.root.iter("p", "li"))

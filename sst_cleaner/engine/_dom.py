@@ -27,7 +27,12 @@ from lxml import etree
 
 from sst_cleaner.engine._attr_cap import _cap_attributes, attribute_cap
 from sst_cleaner.engine._compiled import walk_function
-from sst_cleaner.engine._head import body_jsonld, detach_head, move_body_content_out_of_head
+from sst_cleaner.engine._head import (
+    body_jsonld,
+    detach_head,
+    move_body_content_out_of_head,
+    move_content_after_body_into_body,
+)
 from sst_cleaner.engine._limits import DEFAULT_LIMITS, LIBXML2_MAX_DEPTH, Limits
 from sst_cleaner.engine._stray_tags import drop_stray_document_tags
 from sst_cleaner.engine._tree_caps import cap_depth, cap_elements, cap_tiny_blocks, count_elements
@@ -488,6 +493,7 @@ def parse_html(
     title_el = _first_title(doc)
     if title_el is not None:
         title = normalize_space("".join(title_el.itertext()))
+    move_content_after_body_into_body(doc)
     move_body_content_out_of_head(doc)
     # the metadata's sources, before the head and the scripts are dropped
     head, scripts = detach_head(doc), body_jsonld(doc, html)

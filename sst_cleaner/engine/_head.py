@@ -62,6 +62,36 @@ def move_body_content_out_of_head(doc: etree._Element) -> None:
         last.tail = (last.tail or "") + lead
 
 
+def move_content_after_body_into_body(doc: etree._Element) -> None:
+    """Move what libxml2 put after the ``<body>`` element (the elements after it and the
+    text in its tail) to the end of the body, in their order.
+
+    A ``</body>`` that comes early (a template's fragment closing a body it never opened,
+    before the page's own content) ends libxml2's body there: what follows becomes the
+    body's siblings, outside the body that is cleaned, and a page of hundreds of words
+    comes out empty. A browser (HTML5's "after body" insertion mode) lays everything after
+    ``</body>`` out in the body. Pages whose body is the last thing in the document are
+    left untouched.
+    """
+    body = doc.find("body")
+    if body is None:
+        return
+    following = body.getnext()
+    tail = body.tail
+    if following is None and (not tail or tail.isspace()):
+        return
+    body.tail = None
+    if tail and not tail.isspace():
+        if len(body):
+            body[-1].tail = (body[-1].tail or "") + tail
+        else:
+            body.text = (body.text or "") + tail
+    while following is not None:
+        after = following.getnext()
+        body.append(following)  # with its tail: the text that followed it
+        following = after
+
+
 def _holds_text(el: etree._Element) -> bool:
     """Whether ``el`` holds text a reader would see (not a script's or a style's)."""
     for node in el.iter():

@@ -133,6 +133,8 @@ def _notes(results: list[dict]) -> list[str]:
         "parse ms = medians per page (parse ms = lxml alone, the floor); "
         "F1 = macro over pages"
     )
+    if _bench._cjk:
+        notes.append("tokens: every Han, kana or Hangul character one token (--cjk), other text \\w+ words")
     return notes
 
 
@@ -205,6 +207,7 @@ def render_json(results: list[dict]) -> str:
         }
         if res.get("curve") is not None:
             entry["curve"] = [{"k": pt["k"], **_run_json(pt["run"], res["floor"])} for pt in res["curve"]]
+        entry["tokens"] = "cjk" if _bench._cjk else "words"
         out[c.name] = entry
     return json.dumps(out, indent=1) + "\n"
 

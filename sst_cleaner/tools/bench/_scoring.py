@@ -10,6 +10,7 @@ import json
 import os
 import random
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
@@ -164,9 +165,37 @@ def prf_tokens(pred: Sequence[str], gold: Sequence[str]) -> tuple[float, float, 
     return p, r, f
 
 
-def prf(pred: Optional[str], gold: Optional[str]) -> tuple[float, float, float]:
-    """(P, R, F1) of one page: NFKC, lower-cased ``\\w+`` tokens, multiset overlap."""
-    return prf_tokens(tokens(pred) if pred else [], tokens(gold) if gold else [])
+# Han (with the iteration and closing marks), Hiragana, Katakana (with its phonetic
+# extensions) and Hangul (syllables and jamo). After NFKC, half-width katakana and
+# compatibility ideographs are already in these blocks.
+_CJK_CHARS = (
+    "\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+)
+# one CJK character, or a run of other word characters: a character class each, no
+# nesting, so linear
+_CJK_TOKEN = re.compile(f"[{_CJK_CHARS}]|[^\\W{_CJK_CHARS}]+")
+
+
+def cjk_tokens(text: str) -> list[str]:
+    """The metric's tokens for scripts written without spaces: NFKC, lower-cased, every
+    Han, Hiragana, Katakana or Hangul character a token of its own, other text split into
+    ``\\w+`` words as :func:`tokens` does.
+
+    The shared scorer's ``\\w+`` makes a whole Chinese or Japanese clause one token, so
+    a page that keeps all of a clause but one character scores as if it had kept none;
+    by character, it scores what it kept.
+    """
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return _CJK_TOKEN.findall(text.lower())
+
+
+def prf(pred: Optional[str], gold: Optional[str], cjk: bool = False) -> tuple[float, float, float]:
+    """(P, R, F1) of one page: NFKC, lower-cased ``\\w+`` tokens, multiset overlap; with
+    ``cjk``, :func:`cjk_tokens` instead (the same figure on text without CJK)."""
+    tok = cjk_tokens if cjk else tokens
+    return prf_tokens(tok(pred) if pred else [], tok(gold) if gold else [])
 
 
 def _mean(xs: Iterable[float]) -> float:
@@ -186,12 +215,13 @@ class Score:
     sites: int
 
 
-def score_pages(predictions: dict[str, str], pages: Sequence["Page"]) -> Score:
-    """Score ``predictions`` on ``pages`` (a page without prediction scores as empty)."""
+def score_pages(predictions: dict[str, str], pages: Sequence["Page"], cjk: bool = False) -> Score:
+    """Score ``predictions`` on ``pages`` (a page without prediction scores as empty);
+    ``cjk``: tokens by :func:`cjk_tokens`."""
     per_page = []
     by_site: dict[str, list[float]] = defaultdict(list)
     for page in pages:
-        s = prf(predictions.get(page.id) or "", page.gold)
+        s = prf(predictions.get(page.id) or "", page.gold, cjk)
         per_page.append(s)
         by_site[page.site_key].append(s[2])
     return Score(
