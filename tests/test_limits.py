@@ -316,9 +316,10 @@ def _spin(seconds):
 
 
 def test_run_with_budget_interrupts_and_returns_in_time():
-    t0 = time.monotonic()
+    # in the thread's CPU time, as budgets count: a busy machine stretches the wall clock
+    t0 = time.thread_time()
     assert run_with_budget(_spin, 0.2, 5.0) == (False, None)
-    assert time.monotonic() - t0 < 1.5
+    assert time.thread_time() - t0 < 1.5
     assert run_with_budget(_spin, 2.0, 0.01) == (True, "done")
     assert run_with_budget(_spin, None, 0.01) == (True, "done")
 
@@ -333,9 +334,9 @@ def test_nested_budgets_outer_interrupt_propagates_through_inner():
     def inner():
         return run_with_budget(_spin, 10.0, 5.0)
 
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     assert run_with_budget(inner, 0.2) == (False, None)
-    assert time.monotonic() - t0 < 1.5
+    assert time.thread_time() - t0 < 1.5
 
 
 def test_other_exceptions_propagate():
@@ -348,6 +349,8 @@ def test_other_exceptions_propagate():
 
 
 # -- SiteCleaner budgets ----------------------------------------------------------------------
+# (bounds on how long a cut takes are in the thread's CPU time, as budgets count: on a
+# busy machine the wall clock runs on while the thread waits for a CPU)
 class _SlowMethod:
     """A test method: labels every block informative, after spinning ``delay`` seconds."""
 
@@ -391,9 +394,9 @@ PAGE = "<html><head><title>T</title></head><body><div><p>One paragraph.</p><p>Tw
 
 def test_clean_over_page_budget_falls_back_to_cetd(slow_method):
     cleaner = SiteCleaner(method=slow_method, delay=30.0, page_time_budget=0.3)
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     result = cleaner.clean(PAGE)
-    assert time.monotonic() - t0 < 3.0  # the method's budget, then the fallback's at most
+    assert time.thread_time() - t0 < 3.0  # the method's budget, then the fallback's at most
     assert result.status == "over_budget" and result.method == "cetd"
     assert result.text == "One paragraph.\nTwo paragraph."
     assert [b.xpath for b in result.blocks] == ["/html/body/div/p[1]", "/html/body/div/p[2]"]
@@ -428,9 +431,9 @@ def test_limit_keywords_do_not_reach_the_method_or_the_model(slow_method):
 
 def test_fit_over_site_budget_is_discarded_and_cleaner_still_cleans(slow_method):
     cleaner = SiteCleaner(method=slow_method, fit_delay=30.0, site_time_budget=0.3)
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     cleaner.fit([PAGE, PAGE])
-    assert time.monotonic() - t0 < 2.0
+    assert time.thread_time() - t0 < 2.0
     assert cleaner.fit_status == "over_budget" and cleaner.n_pages == 0
     cleaner._impl.delay = 0.0
     assert cleaner.clean(PAGE).status == "ok"
@@ -460,10 +463,10 @@ def test_fit_ends_once_when_a_page_of_a_one_step_method_overruns():
     try:
         slow = "<html><body><p>SLOW page</p></body></html>"
         cleaner = SiteCleaner(method="_one_slow", page_time_budget=0.3)
-        t0 = time.monotonic()
+        t0 = time.thread_time()
         # two copies of PAGE that are two pages (a page given twice is learnt once)
         cleaner.fit([PAGE, slow, PAGE + "<!-- another page -->"])
-        assert time.monotonic() - t0 < 5.0
+        assert time.thread_time() - t0 < 5.0
         assert _OnePageSlow.fits == 1
         assert cleaner.fit_status == "over_budget" and cleaner.n_pages == 0
         assert cleaner.skipped_pages == 1  # the page after the one that overran was not read
@@ -499,9 +502,9 @@ def test_fit_of_a_two_step_method_drops_the_page_that_overruns_and_goes_on():
         pages = [f"<html><body><div><p>Page {i} says something new.</p></div></body></html>" for i in range(3)]
         slow = "<html><body><p>SLOW page</p></body></html>"
         cleaner = SiteCleaner(method="_two_slow", page_time_budget=0.3)
-        t0 = time.monotonic()
+        t0 = time.thread_time()
         cleaner.fit([pages[0], slow, pages[1], pages[2]])
-        assert time.monotonic() - t0 < 5.0
+        assert time.thread_time() - t0 < 5.0
         # each page analysed once: no second walk without the slow page
         assert method.prepared == 4
         assert cleaner.n_pages == 3 and cleaner.skipped_pages == 1 and cleaner.fit_status == "partial"
