@@ -104,6 +104,62 @@ class ReactorInbox:
             logger.exception("sst: handing a worker's answer to the crawl failed")
 
 
+class HangWatch:
+    """Stops a worker process that has answered nothing for ``SST_WORKER_HANG_TIMEOUT``
+    seconds while calls wait for it. Every call a worker runs is bounded (time budgets,
+    input caps), so one that long without an answer is stuck where no budget reaches (in
+    C); once stopped, its pipe ends and the crash path takes over: the call it was
+    running fails, the others go to a new worker (see :meth:`Dispatcher._worker_failed`).
+    """
+
+    def __init__(self, limit: float, inc: Callable[..., None]):
+        self.limit = limit
+        self._inc = inc
+        # per worker (index, generation): when it last answered, or was given work while idle
+        self._progress: dict[tuple[int, int], float] = {}
+        self._hung: set[tuple[int, int]] = set()
+        self._loop: Any = None
+
+    def start(self, pool_of: Callable[[], Any], inflight: dict) -> None:
+        """Check every few seconds the pool ``pool_of()`` and its unanswered calls
+        ``inflight`` ((index, generation) -> calls)."""
+        from twisted.internet.task import LoopingCall
+
+        self._loop = LoopingCall(self.check, pool_of, inflight)
+        self._loop.start(min(5.0, max(0.2, self.limit / 4)), now=False)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self._loop = None
+
+    def progress(self, key: tuple[int, int]) -> None:
+        self._progress[key] = time.monotonic()
+
+    def check(self, pool_of: Callable[[], Any], inflight: dict) -> None:
+        pool = pool_of()
+        if pool is None:
+            return
+        now = time.monotonic()
+        for key, calls in list(inflight.items()):
+            i, generation = key
+            if not calls or key in self._hung or pool.generation[i] != generation:
+                continue
+            silent = now - self._progress.get(key, now)
+            if silent <= self.limit or not pool.alive(i):
+                continue
+            self._hung.add(key)
+            self._inc("worker_hangs")
+            logger.error(
+                "sst: worker process %d answered nothing for %.0fs with %d calls waiting "
+                "(SST_WORKER_HANG_TIMEOUT); stopping it",
+                i,
+                silent,
+                len(calls),
+            )
+            pool.kill(i)
+
+
 class Dispatcher:
     """Runs a crawl's site operations in worker processes or threads (see the module).
 
@@ -129,11 +185,8 @@ class Dispatcher:
         self._seq = itertools.count()
         self._inflight: dict[tuple[int, int], dict[int, Any]] = {}
         self._culprits: dict[tuple[int, int], int] = {}
-        # per worker (index, generation): when it last answered, or was given work while
-        # idle; and the workers stopped for hanging (see _check_hangs)
-        self._progress: dict[tuple[int, int], float] = {}
-        self._hung: set[tuple[int, int]] = set()
-        self._hang_watch: Any = None
+        limit = config.worker_hang_timeout
+        self._hangs: Optional[HangWatch] = HangWatch(limit, inc) if limit else None
         self._inbox = ReactorInbox()
 
     # -- lifecycle
@@ -169,11 +222,8 @@ class Dispatcher:
         self._pending_calls = []
         self.deferred(self._pool.start_first()).addCallbacks(self._workers_started, self._workers_not_started)
         self._count_spawned()
-        if cfg.worker_hang_timeout:
-            from twisted.internet.task import LoopingCall
-
-            self._hang_watch = LoopingCall(self._check_hangs)
-            self._hang_watch.start(min(5.0, max(0.2, cfg.worker_hang_timeout / 4)), now=False)
+        if self._hangs is not None:
+            self._hangs.start(lambda: self._pool, self._inflight)
 
     def stop_work(self) -> None:
         """The crawl is closing: refinements not started are dropped, running calls
@@ -189,9 +239,8 @@ class Dispatcher:
     def shutdown(self) -> None:
         """Stop the worker processes (after the calls sent to them) and remove the
         temporary folder of evicted models."""
-        if self._hang_watch is not None and self._hang_watch.running:
-            self._hang_watch.stop()
-        self._hang_watch = None
+        if self._hangs is not None:
+            self._hangs.stop()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -281,12 +330,14 @@ class Dispatcher:
         # it dies, the oldest is the one it was running
         key = (i, generation)
         inflight = self._inflight.setdefault(key, {})
-        if not inflight:  # an idle worker: its time to answer starts now
-            self._progress[key] = time.monotonic()
+        hangs = self._hangs
+        if not inflight and hangs is not None:  # an idle worker: its time to answer starts now
+            hangs.progress(key)
         inflight[seq] = future
 
         def answered(f) -> None:
-            self._progress[key] = time.monotonic()
+            if hangs is not None:
+                hangs.progress(key)
             if f.cancelled() or not isinstance(f.exception(), BrokenProcessPool):
                 inflight.pop(seq, None)
 
@@ -337,37 +388,6 @@ class Dispatcher:
         return saved
 
     # -- crash recovery
-    def _check_hangs(self) -> None:
-        """Stop a worker that has answered nothing for ``SST_WORKER_HANG_TIMEOUT`` while
-        calls wait for it. Every call a worker runs is bounded (time budgets, input
-        caps), so one that long without an answer is stuck where no budget reaches (in C);
-        once stopped, its reader sees it end and the crash path takes over: the call it
-        was running fails, the others go to a new worker (see :meth:`_worker_failed`)."""
-        pool, limit = self._pool, self.config.worker_hang_timeout
-        if pool is None or not limit:
-            return
-        now = time.monotonic()
-        for key, inflight in list(self._inflight.items()):
-            i, generation = key
-            if not inflight or key in self._hung or pool.generation[i] != generation:
-                continue
-            silent = now - self._progress.get(key, now)
-            if silent <= limit:
-                continue
-            worker = pool._workers[i]
-            if worker is None or not worker.process.is_alive():
-                continue
-            self._hung.add(key)
-            self._inc("worker_hangs")
-            logger.error(
-                "sst: worker process %d answered nothing for %.0fs with %d calls waiting "
-                "(SST_WORKER_HANG_TIMEOUT); stopping it",
-                i,
-                silent,
-                len(inflight),
-            )
-            worker.process.kill()
-
     def _worker_failed(self, failure: Any, pool: Any, i: int, generation: int, seq: int, retry: Optional[tuple]) -> Any:
         """A call failed. If its worker died: the first failure seen restarts the worker
         or moves the work to threads (:meth:`_recover`). The call the worker was running

@@ -784,6 +784,13 @@ class WorkerPool:
         worker = self._workers[i]
         return worker is not None and worker.alive()
 
+    def kill(self, i: int) -> None:
+        """Kill worker ``i``'s process (it hangs): its pipe ends, and its calls fail as
+        at a crash."""
+        worker = self._workers[i]
+        if worker is not None and worker.process.is_alive():
+            worker.process.kill()
+
     def shutdown(self, wait: bool = True) -> None:
         workers = [w for w in self._workers if w is not None]
         self._workers = [None] * self.n
