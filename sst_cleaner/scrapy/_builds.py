@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from sst_cleaner.scrapy._holds import HoldBook, RefineQueue, _SiteHold
+from sst_cleaner.scrapy._site_models import Built, ModelSource
 
 if TYPE_CHECKING:
     from sst_cleaner.scrapy._crawl_state import ErrorReporter
@@ -88,14 +89,14 @@ class SiteBuilds:
         )
         return d
 
-    def _build_done(self, built: tuple, hold: _SiteHold, n_pages: int, reason: str) -> None:
-        if len(built) > 2:  # a shared store loaded the fleet's model, or the fleet has none
-            if built[2] == "none" and reason == "fleet" and not self.book.closing:
+    def _build_done(self, built: Built, hold: _SiteHold, n_pages: int, reason: str) -> None:
+        if built.source is not ModelSource.FITTED:  # the fleet's model was loaded, or there is none
+            if built.source is ModelSource.NONE and reason == "fleet" and not self.book.closing:
                 self._hold_on(hold)
                 return
             self._fit_ended(*self.book.fit_ended(hold), site=hold.site)
             return
-        seconds, share = built
+        seconds, share = built.seconds, built.share
         if self.shared:  # fitted on the fleet's sample, not only this process's pages
             n_pages = self.store.model_pages(hold.site) or n_pages
         self.store.inc("models_built")

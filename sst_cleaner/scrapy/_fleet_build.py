@@ -27,13 +27,12 @@ from sst_cleaner.scrapy._fleet_link import RECONNECT_SECONDS, RedisLink, sleep
 from sst_cleaner.scrapy._fleet_models import FOREIGN, SharedModels
 from sst_cleaner.scrapy._fleet_sample import MAX_WATCHED, SharedSamples
 from sst_cleaner.scrapy._item_pages import PageRecord
-from sst_cleaner.scrapy._site_models import SiteModelStore
+from sst_cleaner.scrapy._site_models import NOT_BUILT, Built, SiteModelStore
 
 logger = logging.getLogger(__name__)
 
 #: a site whose shared model is rejected this many times in one build is built locally
 MAX_REJECTIONS = 2
-NO_MODEL = "none"  # third element of a build result: no model (too few pages), the page-level fallback
 
 
 class FleetBuilder:
@@ -61,14 +60,15 @@ class FleetBuilder:
         return len(pages) < min(self.config.min_fit_pages, self.config.sample_pages)
 
     def build(self, site: str, pages: list[PageRecord], fleet_only: bool = False) -> Any:
-        """A Deferred of ``(seconds, share)`` when this process fitted the model, or of
-        ``(0.0, 0.0, "shared")`` when it loaded the fleet's, fired once the model is in
-        the store; ``(0.0, 0.0, "none")`` when the fleet has too few pages for one.
+        """A Deferred of the build's :class:`~sst_cleaner.scrapy._site_models.Built`,
+        fired once the model is in the store: fitted here, loaded from the fleet
+        (``ModelSource.FLEET``), or none when the fleet has too few pages for one
+        (``ModelSource.NONE``).
 
         ``fleet_only``: the build was started by the fleet (its sample is complete, or
         its model published), not by this process's own sample, a timeout or the end of
         the crawl. If Redis is down then, the site is not fitted here on the few pages
-        this process has (every worker of the fleet would fit it): ``"none"``, and the
+        this process has (every worker of the fleet would fit it): none, and the
         site stays held until its own sample is complete, its hold times out, the crawl
         ends, or Redis answers again and the fleet builds it once. A site another worker
         was building: while Redis is down, its build waits for Redis to answer, up to
@@ -76,15 +76,15 @@ class FleetBuilder:
         from twisted.internet.defer import Deferred, succeed
 
         if self.link.down and fleet_only:
-            return succeed((0.0, 0.0, NO_MODEL))
+            return succeed(NOT_BUILT)
         if self.link.down and site not in self.samples.elsewhere:
             if self._too_few(pages):
-                return succeed((0.0, 0.0, NO_MODEL))
+                return succeed(NOT_BUILT)
             return self.fit(site, pages).addCallback(self._fitted_alone, site)
         self.samples.building(site)
         return Deferred.fromCoroutine(self._shared_build(site, pages, fleet_only))
 
-    async def _shared_build(self, site: str, pages: list[PageRecord], fleet_only: bool) -> tuple:
+    async def _shared_build(self, site: str, pages: list[PageRecord], fleet_only: bool) -> Built:
         token = uuid.uuid4().hex
         started = time.monotonic()
         elsewhere = self.samples.elsewhere
@@ -115,7 +115,7 @@ class FleetBuilder:
                 loaded = await self.models.load(site)
                 if loaded == FOREIGN:
                     break  # not this crawl's kind of model: built here, and left in place
-                if loaded is not None:
+                if isinstance(loaded, Built):
                     elsewhere.pop(site, None)
                     sampled = self.samples.sampled.get(site, set())
                     self.unlearnt[site] = [p for p in pages if p.url not in sampled]
@@ -140,10 +140,10 @@ class FleetBuilder:
             await sleep(delay)
             delay = min(delay * 2, 1.0)
         if self.link.down and fleet_only:  # Redis failed meanwhile: held on (see build)
-            return 0.0, 0.0, NO_MODEL
+            return NOT_BUILT
         elsewhere.pop(site, None)
         down = self.link.down
-        built = (0.0, 0.0, NO_MODEL) if self._too_few(pages) else await self.fit(site, pages)
+        built = NOT_BUILT if self._too_few(pages) else await self.fit(site, pages)
         return self._fitted_alone(built, site) if down else built
 
     async def _answers_before(self, deadline: float) -> bool:
@@ -154,7 +154,7 @@ class FleetBuilder:
             await sleep(RECONNECT_SECONDS / 2)
         return True
 
-    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str, took_over: bool) -> tuple:
+    async def _fit_and_publish(self, site: str, local: list[PageRecord], token: str, took_over: bool) -> Built:
         from twisted.internet.task import LoopingCall
 
         if took_over:
@@ -170,7 +170,7 @@ class FleetBuilder:
             shared = await self.link.attempt(self.fleet.read_sample, site, most)
             pages = self._merge_pages(site, shared or [], local)
             if self._too_few(pages):
-                return 0.0, 0.0, NO_MODEL
+                return NOT_BUILT
             built = await self.fit(site, pages)
             fitted = {p.url for p in pages}
             self.unlearnt[site] = [p for p in local if p.url not in fitted]
@@ -201,7 +201,7 @@ class FleetBuilder:
                 pages.append(page)
         return pages
 
-    def _fitted_alone(self, built: Any, site: str) -> Any:
+    def _fitted_alone(self, built: Built, site: str) -> Built:
         """A model fitted here while Redis was down: offered to the fleet when it answers."""
         if self.store.has_model(site) and len(self.unpublished) < MAX_WATCHED:
             self.unpublished.add(site)

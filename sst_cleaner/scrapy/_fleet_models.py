@@ -17,11 +17,10 @@ from sst_cleaner.engine._model_io import ModelFormatError
 from sst_cleaner.scrapy._fleet_link import RedisLink
 from sst_cleaner.scrapy._fleet_refine import FleetRefiner
 from sst_cleaner.scrapy._redis_store import ForeignModel, model_json, parse_model_json
-from sst_cleaner.scrapy._site_models import SiteModelStore
+from sst_cleaner.scrapy._site_models import Built, ModelSource, SiteModelStore
 
 logger = logging.getLogger(__name__)
 
-SHARED = "shared"  # third element of a build result: the model came from the fleet
 FOREIGN = ("foreign",)  # SharedModels.load: the stored model is of another identity
 
 
@@ -104,7 +103,7 @@ class SharedModels:
         self.refiner.adopt(site)
         self.store.inc("redis/models_loaded")
         logger.info("sst: loaded the fleet's model of site %s (version %s, %d pages)", site, version, cleaner.n_pages)
-        return 0.0, 0.0, SHARED
+        return Built(0.0, 0.0, ModelSource.FLEET)
 
     def _foreign(self, site: str, exc: BaseException) -> tuple:
         self.store.inc("redis/models_foreign")

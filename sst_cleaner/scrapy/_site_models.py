@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Optional
+from enum import Enum
+from typing import Any, Callable, NamedTuple, Optional
 
 from sst_cleaner.engine._cleaner import SiteCleaner
 from sst_cleaner.scrapy._dispatch import Dispatcher
@@ -80,6 +81,27 @@ def _check_worker_init(path: str) -> None:
         found = False
     if not found:
         raise ValueError(f"sst-cleaner: SST_WORKER_INIT {path!r}: no module {module or path!r} to import")
+
+
+class ModelSource(Enum):
+    """Where the model of a finished build came from."""
+
+    FITTED = "fitted"  # fitted by this process (or its worker) on the pages
+    FLEET = "fleet"  # the fleet's published model, loaded
+    NONE = "none"  # none: too few pages; the site's pages get the page-level fallback
+
+
+class Built(NamedTuple):
+    """A finished build: the fit's seconds and the share of the sample's text judged
+    template (both 0 when the model was not fitted here), and where the model came from."""
+
+    seconds: float
+    share: float
+    source: ModelSource = ModelSource.FITTED
+
+
+#: a build that ended without a model
+NOT_BUILT = Built(0.0, 0.0, ModelSource.NONE)
 
 
 class FitOverBudget(Exception):
@@ -264,7 +286,7 @@ class SiteModelStore:
 
     # -- the three kinds of CPU work
     def build(self, site: str, pages: list[PageRecord]):
-        """Fit ``site``'s model on ``pages``; a Deferred of ``(seconds, share)`` (see
+        """Fit ``site``'s model on ``pages``; a Deferred of its :class:`Built` (see
         :func:`~sst_cleaner.scrapy._workers.fit_site`), fired once the model is in the store."""
         from sst_cleaner.scrapy._workers import fit_site
 
@@ -281,7 +303,7 @@ class SiteModelStore:
                 if cleaner.model_full_pages:
                     self.inc("model_full_pages", cleaner.model_full_pages)
                 self.put(site, cleaner)
-                return seconds, share
+                return Built(seconds, share)
             seconds, share, data, full_pages = result  # fitted in the site's worker: a local copy
             if fields and not data.get("learnt_pages"):
                 # an overrun fit is discarded with the pages it was given (see
@@ -290,7 +312,7 @@ class SiteModelStore:
             if full_pages:
                 self.inc("model_full_pages", full_pages)
 
-            def keep(cleaner: SiteCleaner) -> tuple:
+            def keep(cleaner: SiteCleaner) -> Built:
                 self.put(site, cleaner)
                 self.dispatch.remote_pages[site] = cleaner.n_pages
                 now = self.dispatch.worker_generation(site)
@@ -306,7 +328,7 @@ class SiteModelStore:
                                 "sst: could not give the model of %s to its new worker: %s", site, f.value
                             )
                         )
-                return seconds, share
+                return Built(seconds, share)
 
             return self.run(self.files.from_dict, data).addCallback(keep)
 
