@@ -336,7 +336,7 @@ class ProbeSpider(scrapy.Spider):
         self.cfg = cfg
         self.base = cfg["url"].rstrip("/")
         self.pages = 0
-        self.first_page: dict[str, str] = {}  # site -> the first page parsed of it
+        self.first_page: dict[str, str] = {}  # site -> its page revisited (see parse)
         self.site_pages: dict[str, int] = {}  # site -> pages parsed of it
         self.revisits: Optional[list[str]] = None
         self.idles = 0
@@ -401,7 +401,9 @@ class ProbeSpider(scrapy.Spider):
             from sst_cleaner.scrapy._site_models import active_store
 
             site = active_store().site_key(response.url)
-            self.first_page.setdefault(site, response.url)
+            # the smallest URL, not the first met: the same page in every run, whatever
+            # order the concurrent requests came back in
+            self.first_page[site] = min(self.first_page.get(site, response.url), response.url)
             self.site_pages[site] = self.site_pages.get(site, 0) + 1
         if self.cfg.get("probe_store"):
             probe_store(response.url)
