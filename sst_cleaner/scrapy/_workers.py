@@ -465,7 +465,8 @@ class _Worker:
         # Connection's framing: a 4-byte length, or -1 and an 8-byte one past 2 GiB
         header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!iQ", -1, n)
         was_empty = not self._out
-        self._out.append(memoryview(header + bytes(data)))
+        self._out.append(memoryview(header))
+        self._out.append(memoryview(data))  # the pickle's own buffer: a page is not copied again
         if not was_empty:
             return  # written after those before it
         if self._reactor is None:
@@ -588,10 +589,6 @@ class _Worker:
         self._answers.close()
 
     # -- lifecycle
-    def waiting(self) -> bool:
-        """Whether calls sent to this worker wait for their answers."""
-        return bool(self._pending) and not self.closed
-
     def alive(self) -> bool:
         return self.broken is None and not self.closed and self.process.is_alive()
 
